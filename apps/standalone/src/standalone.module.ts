@@ -1,0 +1,67 @@
+import { DynamicModule, Global, Module } from '@nestjs/common';
+import { APP_GUARD } from '@nestjs/core';
+import type { DataSource } from 'typeorm';
+import type { Identity, ProjectResolveRequest, ProjectResolveResponse } from '@th/contracts';
+import { AuthGuard, IDENTITY_RESOLVER } from '@th/auth';
+import { BusModule, type EventBus } from '@th/bus';
+import { ClickHouseModule, type ClickHouse } from '@th/clickhouse';
+import { GatewayModule, IdentityService, type GatewayInfoOptions } from '@th/gateway';
+import { CachedProjectDirectory, IngestModule, ProjectDirectory, type IngestOptions } from '@th/ingest';
+import { HealthModule } from '@th/platform';
+import { ProjectsService, QueryModule } from '@th/query';
+
+/** In one process, ingest asks the query module directly instead of over HTTP. */
+class LocalProjectDirectory extends ProjectDirectory {
+  constructor(private readonly projects: ProjectsService) {
+    super();
+  }
+  resolve(identity: Identity, req: ProjectResolveRequest): Promise<ProjectResolveResponse> {
+    return this.projects.resolve(identity, req);
+  }
+}
+
+export interface StandaloneParts {
+  bus: EventBus;
+  ch: ClickHouse;
+  gatewayDb: DataSource;
+  queryDb: DataSource;
+  info: GatewayInfoOptions;
+  ingest: IngestOptions;
+}
+
+/** Every service module in one Nest app: the gateway authenticates in process, no HTTP hop. */
+@Module({})
+export class StandaloneModule {
+  static create(parts: StandaloneParts): DynamicModule {
+    const query = QueryModule.forRoot(parts.queryDb);
+    @Global()
+    @Module({
+      imports: [query],
+      providers: [
+        {
+          provide: ProjectDirectory,
+          inject: [ProjectsService],
+          useFactory: (p: ProjectsService) => new CachedProjectDirectory(new LocalProjectDirectory(p), 10_000),
+        },
+      ],
+      exports: [ProjectDirectory],
+    })
+    class WiringModule {}
+
+    return {
+      module: StandaloneModule,
+      imports: [
+        HealthModule,
+        BusModule.forRoot({ instance: parts.bus }),
+        ClickHouseModule.forRoot(parts.ch),
+        GatewayModule.forRoot(parts.gatewayDb, parts.info),
+        WiringModule,
+        IngestModule.forRoot(parts.ingest),
+      ],
+      providers: [
+        { provide: IDENTITY_RESOLVER, useExisting: IdentityService },
+        { provide: APP_GUARD, useClass: AuthGuard },
+      ],
+    };
+  }
+}

@@ -1,0 +1,82 @@
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import type { INestApplication } from '@nestjs/common';
+import { InProcessBus } from '@th/bus';
+import { ClickHouse, migrateClickHouse } from '@th/clickhouse';
+import { openServiceDataSource, startEmbeddedPostgres, type EmbeddedPostgresHandle } from '@th/database';
+import { GATEWAY_ENTITIES, GATEWAY_MIGRATIONS, IdentityService, generateApiKey } from '@th/gateway';
+import { createHttpApp } from '@th/platform';
+import { QUERY_ENTITIES, QUERY_MIGRATIONS } from '@th/query';
+import type { StandaloneConfig } from './config';
+import { StandaloneModule } from './standalone.module';
+
+export interface RunningStandalone {
+  app: INestApplication;
+  url: string;
+  apiKey: string;
+  organizationId: string;
+  workspaceId: string;
+  ch: ClickHouse;
+  close(): Promise<void>;
+}
+
+function bootstrapKey(config: StandaloneConfig, dataDir: string): string {
+  if (config.BOOTSTRAP_API_KEY) return config.BOOTSTRAP_API_KEY;
+  const file = join(dataDir, 'bootstrap-api-key');
+  if (existsSync(file)) return readFileSync(file, 'utf8').trim();
+  const key = generateApiKey();
+  writeFileSync(file, key + '\n', { mode: 0o600 });
+  return key;
+}
+
+/** Starts the whole service in this process: embedded PostgreSQL, chDB, the in-process bus. */
+export async function startStandalone(config: StandaloneConfig): Promise<RunningStandalone> {
+  const dataDir = resolve(config.DATA_DIR);
+  mkdirSync(dataDir, { recursive: true });
+  let pg: EmbeddedPostgresHandle | undefined;
+  const dbUrl = config.DATABASE_URL ?? (pg = await startEmbeddedPostgres(join(dataDir, 'pg'))).url;
+  const ch = ClickHouse.connect({ kind: 'embedded', path: join(dataDir, 'clickhouse') });
+  await migrateClickHouse(ch);
+  const gatewayDb = await openServiceDataSource({ url: dbUrl, schema: 'gateway', entities: GATEWAY_ENTITIES, migrations: GATEWAY_MIGRATIONS });
+  const queryDb = await openServiceDataSource({ url: dbUrl, schema: 'query', entities: QUERY_ENTITIES, migrations: QUERY_MIGRATIONS });
+  const bus = new InProcessBus();
+  const app = await createHttpApp(
+    StandaloneModule.create({
+      bus,
+      ch,
+      gatewayDb,
+      queryDb,
+      info: { version: config.SERVICE_VERSION, maxBodyBytes: config.MAX_BODY_BYTES, batchSizeLimit: config.INGEST_BATCH_SIZE_LIMIT },
+      ingest: {
+        writer: true,
+        writerMaxBatch: config.WRITER_MAX_BATCH,
+        writerCacheEntries: config.WRITER_CACHE_ENTRIES,
+        maxBodyBytes: config.MAX_BODY_BYTES,
+        batchSizeLimit: config.INGEST_BATCH_SIZE_LIMIT,
+      },
+    }),
+    { service: 'standalone', logLevel: config.LOG_LEVEL, maxBodyBytes: config.MAX_BODY_BYTES },
+  );
+  const apiKey = bootstrapKey(config, dataDir);
+  const seeded = await app.get(IdentityService).bootstrap(apiKey);
+  await app.listen(config.PORT, config.HOST);
+  const addr = app.getHttpServer().address() as { port: number };
+  const url = `http://${config.HOST === '0.0.0.0' ? '127.0.0.1' : config.HOST}:${addr.port}`;
+  let closed = false;
+  return {
+    app,
+    url,
+    apiKey,
+    organizationId: seeded.organization_id,
+    workspaceId: seeded.workspace_id,
+    ch,
+    async close() {
+      if (closed) return;
+      closed = true;
+      await app.close(); // stops HTTP intake, drains the bus, closes ClickHouse
+      await gatewayDb.destroy();
+      await queryDb.destroy();
+      if (pg) await pg.stop();
+    },
+  };
+}

@@ -1,0 +1,49 @@
+import { randomBytes } from 'node:crypto';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { loadConfig } from '@th/config';
+import { createTestDatabase } from '@th/testing';
+import { standaloneConfigSchema } from '../config';
+import { startStandalone, type RunningStandalone } from '../standalone';
+
+export interface TestStandalone extends RunningStandalone {
+  /** fetch against the service with the bootstrap key. */
+  api(path: string, init?: RequestInit & { json?: unknown }): Promise<Response>;
+}
+
+/**
+ * The whole service in this test process, on the machine's PostgreSQL (a fresh database) and chDB.
+ * chDB binds one data directory per process, so every test file of a jest worker shares one
+ * directory and stays apart by workspace (a fresh organization per start).
+ */
+export async function startTestStandalone(env: Record<string, string> = {}): Promise<TestStandalone> {
+  const db = await createTestDatabase();
+  const config = loadConfig(standaloneConfigSchema, {
+    PORT: '0',
+    HOST: '127.0.0.1',
+    DATA_DIR: join(tmpdir(), `th-standalone-${process.pid}`),
+    DATABASE_URL: db.url,
+    BOOTSTRAP_API_KEY: `th_test_${randomBytes(12).toString('hex')}`,
+    LOG_LEVEL: 'warn',
+    PRINT_BANNER: 'false',
+    ...env,
+  });
+  const running = await startStandalone(config);
+  return {
+    ...running,
+    api(path, init = {}) {
+      const headers = new Headers(init.headers);
+      if (!headers.has('x-api-key')) headers.set('x-api-key', running.apiKey);
+      let body = init.body;
+      if (init.json !== undefined) {
+        headers.set('content-type', 'application/json');
+        body = JSON.stringify(init.json);
+      }
+      return fetch(`${running.url}${path}`, { ...init, headers, body });
+    },
+    async close() {
+      await running.close();
+      await db.drop();
+    },
+  };
+}

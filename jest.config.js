@@ -1,0 +1,15 @@
+/** @type {import('jest').Config} */
+const path = require('node:path');
+const fs = require('node:fs');
+const swcrc = JSON.parse(fs.readFileSync(path.join(__dirname, '.swcrc'), 'utf8'));
+module.exports = {
+  rootDir: __dirname,
+  testEnvironment: 'node',
+  roots: ['<rootDir>/apps', '<rootDir>/libs', '<rootDir>/tools'],
+  testMatch: ['**/*.spec.ts'],
+  transform: { '^.+\\.ts$': ['@swc/jest', { ...swcrc, swcrc: false }] },
+  moduleNameMapper: { '^@th/(.*)$': '<rootDir>/libs/$1/src/index.ts' },
+  testTimeout: 120000,
+  maxWorkers: 2,
+  forceExit: false,
+};

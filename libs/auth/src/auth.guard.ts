@@ -1,0 +1,59 @@
+import { CanActivate, ExecutionContext, Inject, Injectable, SetMetadata, createParamDecorator } from '@nestjs/common';
+import { Reflector } from '@nestjs/core';
+import type { Request } from 'express';
+import type { Identity } from '@th/contracts';
+import { unauthorized } from '@th/platform';
+import { IDENTITY_HEADER, verifyIdentity } from './internal-token';
+
+export interface IdentityResolver {
+  /** Returns the caller's identity, null when the request carries no credentials; throws on bad ones. */
+  resolve(req: Request): Promise<Identity | null>;
+}
+export const IDENTITY_RESOLVER = Symbol('IDENTITY_RESOLVER');
+export const INTERNAL_SIGNING_KEY = Symbol('INTERNAL_SIGNING_KEY');
+
+export type AuthenticatedRequest = Request & { identity?: Identity };
+
+const PUBLIC_KEY = 'th:public';
+/** Marks a route as reachable without credentials (health, /info, /ok). */
+export const Public = () => SetMetadata(PUBLIC_KEY, true);
+
+export const CurrentIdentity = createParamDecorator((_data: unknown, ctx: ExecutionContext): Identity => {
+  const req = ctx.switchToHttp().getRequest<AuthenticatedRequest>();
+  if (!req.identity) throw unauthorized();
+  return req.identity;
+});
+
+@Injectable()
+export class AuthGuard implements CanActivate {
+  constructor(
+    private readonly reflector: Reflector,
+    @Inject(IDENTITY_RESOLVER) private readonly resolver: IdentityResolver,
+  ) {}
+
+  async canActivate(ctx: ExecutionContext): Promise<boolean> {
+    const req = ctx.switchToHttp().getRequest<AuthenticatedRequest>();
+    const isPublic = this.reflector.getAllAndOverride<boolean>(PUBLIC_KEY, [ctx.getHandler(), ctx.getClass()]);
+    const identity = await this.resolver.resolve(req).catch((err) => {
+      if (isPublic) return null;
+      throw err;
+    });
+    if (identity) req.identity = identity;
+    if (isPublic) return true;
+    if (!identity) throw unauthorized('Missing or invalid API key');
+    return true;
+  }
+}
+
+/** Services behind the gateway: trust only the gateway's signed identity header. */
+@Injectable()
+export class SignedHeaderIdentityResolver implements IdentityResolver {
+  constructor(@Inject(INTERNAL_SIGNING_KEY) private readonly key: string) {}
+  async resolve(req: Request): Promise<Identity | null> {
+    const token = req.headers[IDENTITY_HEADER];
+    if (typeof token !== 'string') return null;
+    const identity = verifyIdentity(token, this.key);
+    if (!identity) throw unauthorized('Invalid internal identity');
+    return identity;
+  }
+}

@@ -1,0 +1,2 @@
+export * from './internal-token';
+export * from './auth.guard';

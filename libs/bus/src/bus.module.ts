@@ -1,0 +1,36 @@
+import { DynamicModule, Global, Module, OnApplicationShutdown } from '@nestjs/common';
+import { HealthRegistry } from '@th/platform';
+import { EventBus } from './bus';
+import { InProcessBus } from './in-process.bus';
+import { KafkaBus, type KafkaBusOptions } from './kafka.bus';
+
+class BusShutdown implements OnApplicationShutdown {
+  constructor(private readonly bus: EventBus) {}
+  async onApplicationShutdown(): Promise<void> {
+    await this.bus.close();
+  }
+}
+
+/** Provides the EventBus: Kafka when brokers are configured, the in-process bus otherwise. */
+@Global()
+@Module({})
+export class BusModule {
+  static forRoot(opts: { kafka?: KafkaBusOptions; instance?: EventBus }): DynamicModule {
+    const bus = opts.instance ?? (opts.kafka ? new KafkaBus(opts.kafka) : new InProcessBus());
+    return {
+      module: BusModule,
+      providers: [
+        { provide: EventBus, useValue: bus },
+        {
+          provide: BusShutdown,
+          inject: [HealthRegistry],
+          useFactory: (health: HealthRegistry) => {
+            health.register({ name: 'bus', check: () => bus.healthy() });
+            return new BusShutdown(bus);
+          },
+        },
+      ],
+      exports: [EventBus],
+    };
+  }
+}

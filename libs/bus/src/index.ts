@@ -1,0 +1,4 @@
+export * from './bus';
+export * from './in-process.bus';
+export * from './kafka.bus';
+export * from './bus.module';

@@ -1,0 +1,222 @@
+import { Logger } from '@nestjs/common';
+import { Kafka, logLevel, type Consumer, type Producer, type KafkaMessage, type Admin, CompressionTypes } from 'kafkajs';
+import { TOPICS, topicPayloadSchemas, type TopicName, type TopicPayload } from '@th/contracts';
+import { BatchHandler, BusMessage, EventBus, OutgoingMessage, SubscribeOptions, deadLetterTopic } from './bus';
+
+export interface KafkaBusOptions {
+  brokers: string[];
+  clientId: string;
+  partitions: number;
+  replicationFactor: number;
+}
+
+interface QueuedSend {
+  topic: string;
+  messages: { key: string; value: string; headers?: Record<string, string> }[];
+  done: () => void;
+  fail: (err: unknown) => void;
+}
+
+/**
+ * Kafka adapter. Producer: idempotent, acks from all in-sync replicas, one request in flight, with
+ * concurrent publishes coalesced into one produce request. Consumers: offsets are committed only
+ * after the handler has finished the batch; poison messages go to `<topic>.dlq`.
+ */
+export class KafkaBus extends EventBus {
+  private readonly logger = new Logger('kafka');
+  private readonly kafka: Kafka;
+  private readonly producer: Producer;
+  private readonly admin: Admin;
+  private readonly consumers: Consumer[] = [];
+  private connected?: Promise<void>;
+  private queue: QueuedSend[] = [];
+  private sending = false;
+  private closed = false;
+
+  constructor(private readonly opts: KafkaBusOptions) {
+    super();
+    this.kafka = new Kafka({
+      clientId: opts.clientId,
+      brokers: opts.brokers,
+      logLevel: logLevel.WARN,
+      retry: { initialRetryTime: 200, retries: 12, maxRetryTime: 5_000 },
+      logCreator: () => (entry) => {
+        if (entry.level <= logLevel.WARN) this.logger.warn({ msg: entry.log.message, kafka: entry.namespace });
+      },
+    });
+    this.producer = this.kafka.producer({ idempotent: true, maxInFlightRequests: 1, allowAutoTopicCreation: false });
+    this.admin = this.kafka.admin();
+  }
+
+  /** Connects the producer and creates every topic (and its dead-letter topic) if missing. */
+  start(): Promise<void> {
+    this.connected ??= (async () => {
+      await this.admin.connect();
+      const existing = new Set(await this.admin.listTopics());
+      const wanted = Object.values(TOPICS).flatMap((t) => (t.endsWith('.dlq') ? [t] : [t, deadLetterTopic(t)]));
+      const missing = [...new Set(wanted)].filter((t) => !existing.has(t));
+      if (missing.length > 0) {
+        await this.admin.createTopics({
+          waitForLeaders: true,
+          topics: missing.map((topic) => ({
+            topic,
+            numPartitions: this.opts.partitions,
+            replicationFactor: this.opts.replicationFactor,
+            configEntries: [
+              { name: 'min.insync.replicas', value: String(Math.min(2, this.opts.replicationFactor)) },
+              { name: 'max.message.bytes', value: String(32 * 1024 * 1024) },
+            ],
+          })),
+        });
+      }
+      await this.producer.connect();
+    })();
+    return this.connected;
+  }
+
+  async publish<T extends TopicName>(topic: T, messages: OutgoingMessage<TopicPayload<T>>[]): Promise<void> {
+    if (messages.length === 0) return;
+    await this.start();
+    await this.enqueue(topic, messages.map((m) => ({ key: m.key, value: JSON.stringify(m.value), headers: m.headers })));
+  }
+
+  private enqueue(topic: string, messages: QueuedSend['messages']): Promise<void> {
+    return new Promise<void>((done, fail) => {
+      this.queue.push({ topic, messages, done, fail });
+      void this.flush();
+    });
+  }
+
+  private async flush(): Promise<void> {
+    if (this.sending) return;
+    this.sending = true;
+    try {
+      while (this.queue.length > 0) {
+        const batch = this.queue.splice(0, this.queue.length);
+        const byTopic = new Map<string, QueuedSend['messages']>();
+        for (const q of batch) byTopic.set(q.topic, [...(byTopic.get(q.topic) ?? []), ...q.messages]);
+        try {
+          await this.producer.sendBatch({
+            acks: -1,
+            timeout: 30_000,
+            compression: CompressionTypes.None,
+            topicMessages: [...byTopic].map(([topic, msgs]) => ({ topic, messages: msgs })),
+          });
+          for (const q of batch) q.done();
+        } catch (err) {
+          this.logger.error({ msg: 'produce failed', error: String(err) });
+          for (const q of batch) q.fail(err);
+        }
+      }
+    } finally {
+      this.sending = false;
+    }
+  }
+
+  async subscribe<T extends TopicName>(topic: T, opts: SubscribeOptions, handler: BatchHandler<TopicPayload<T>>): Promise<void> {
+    await this.start();
+    const consumer = this.kafka.consumer({
+      groupId: opts.groupId,
+      maxBytes: 16 * 1024 * 1024,
+      maxBytesPerPartition: 8 * 1024 * 1024,
+      sessionTimeout: 30_000,
+      heartbeatInterval: 3_000,
+      maxWaitTimeInMs: 50,
+    });
+    this.consumers.push(consumer);
+    if (opts.onAssignmentChange) {
+      const notify = opts.onAssignmentChange;
+      consumer.on(consumer.events.GROUP_JOIN, () => notify());
+    }
+    await consumer.connect();
+    await consumer.subscribe({ topic, fromBeginning: true });
+    const schema = topicPayloadSchemas[topic];
+    await consumer.run({
+      autoCommit: false,
+      eachBatchAutoResolve: false,
+      partitionsConsumedConcurrently: 2,
+      eachBatch: async ({ batch, heartbeat, isRunning, isStale }) => {
+        if (batch.messages.length === 0) return;
+        const parsed: BusMessage<TopicPayload<T>>[] = [];
+        const poison: { raw: KafkaMessage; reason: string }[] = [];
+        for (const raw of batch.messages) {
+          const text = raw.value?.toString('utf8') ?? '';
+          let value: unknown;
+          try {
+            value = JSON.parse(text);
+          } catch (err) {
+            poison.push({ raw, reason: `invalid JSON: ${(err as Error).message}` });
+            continue;
+          }
+          const result = schema.safeParse(value);
+          if (!result.success) {
+            poison.push({ raw, reason: `schema: ${result.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}` });
+            continue;
+          }
+          parsed.push({
+            topic,
+            key: raw.key?.toString('utf8') ?? null,
+            value: result.data as TopicPayload<T>,
+            partition: batch.partition,
+            offset: raw.offset,
+            headers: Object.fromEntries(Object.entries(raw.headers ?? {}).map(([k, v]) => [k, String(v ?? '')])),
+          });
+        }
+        let attempt = 0;
+        for (;;) {
+          if (!isRunning() || isStale()) return; // rebalanced away: the next owner re-reads from the committed offset
+          try {
+            const result = parsed.length > 0 ? await handler(parsed) : undefined;
+            for (const r of result?.rejected ?? []) {
+              poison.push({ raw: batch.messages.find((m) => m.offset === r.message.offset)!, reason: r.reason });
+            }
+            break;
+          } catch (err) {
+            attempt++;
+            this.logger.warn({ msg: 'batch handler failed, retrying', topic, partition: batch.partition, attempt, error: String(err) });
+            await heartbeat().catch(() => undefined);
+            await new Promise((r) => setTimeout(r, Math.min(5_000, 100 * 2 ** attempt)));
+          }
+        }
+        if (poison.length > 0) await this.deadLetter(topic, batch.partition, poison);
+        const last = batch.messages[batch.messages.length - 1].offset;
+        await consumer.commitOffsets([{ topic, partition: batch.partition, offset: (BigInt(last) + 1n).toString() }]);
+        await heartbeat().catch(() => undefined);
+      },
+    });
+  }
+
+  private async deadLetter(topic: string, partition: number, poison: { raw: KafkaMessage; reason: string }[]): Promise<void> {
+    const now = new Date().toISOString();
+    await this.enqueue(
+      deadLetterTopic(topic),
+      poison.map(({ raw, reason }) => ({
+            key: raw.key?.toString('utf8') ?? '',
+            value: JSON.stringify({
+              topic,
+              partition,
+              offset: raw.offset,
+              key: raw.key?.toString('utf8') ?? null,
+              reason,
+              value: raw.value?.toString('utf8') ?? '',
+              failed_at: now,
+            }),
+          })),
+    );
+    this.logger.warn({ msg: 'messages dead-lettered', topic, count: poison.length, first_reason: poison[0].reason });
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    await Promise.all(this.consumers.map((c) => c.disconnect().catch(() => undefined)));
+    for (let i = 0; i < 200 && (this.sending || this.queue.length > 0); i++) await new Promise((r) => setTimeout(r, 25));
+    await this.producer.disconnect().catch(() => undefined);
+    await this.admin.disconnect().catch(() => undefined);
+  }
+
+  async healthy(): Promise<void> {
+    await this.start();
+    await this.admin.describeCluster();
+  }
+}

@@ -1,0 +1,84 @@
+import { Readable } from 'node:stream';
+import { createClient, type ClickHouseClient } from '@clickhouse/client';
+
+export type QueryParams = Record<string, unknown>;
+
+export type ClickHouseTarget =
+  | { kind: 'embedded'; path: string }
+  | { kind: 'http'; url: string; user: string; password: string; database: string };
+
+interface RawInserter {
+  rawInsert(params: { table: string; values: Buffer; format: string; settings?: Record<string, string | number> }): Promise<unknown>;
+}
+
+/**
+ * The one ClickHouse surface the services use: the same SQL over HTTP (cluster) or against the
+ * engine in process through chDB (standalone). Queries always take typed parameters.
+ */
+export class ClickHouse {
+  private constructor(
+    private readonly client: ClickHouseClient,
+    private readonly raw: RawInserter | null,
+    readonly target: ClickHouseTarget,
+  ) {}
+
+  static connect(target: ClickHouseTarget): ClickHouse {
+    if (target.kind === 'http') {
+      const client = createClient({
+        url: target.url,
+        username: target.user,
+        password: target.password,
+        database: target.database,
+        request_timeout: 120_000,
+        max_open_connections: 20,
+        clickhouse_settings: { date_time_output_format: 'iso', output_format_json_quote_64bit_integers: 0 },
+      });
+      return new ClickHouse(client, null, target);
+    }
+    // chDB binds one data directory per process; loaded lazily so cluster services never load the engine.
+    // eslint-disable-next-line @typescript-eslint/no-require-imports
+    const { createChdbConnection } = require('chdb/connection') as typeof import('chdb/connection');
+    const connection = createChdbConnection({ path: target.path });
+    const client = createClient({ connection } as unknown as Parameters<typeof createClient>[0]);
+    const raw = (connection as unknown as { chdb: RawInserter }).chdb;
+    return new ClickHouse(client, raw, target);
+  }
+
+  async query<T>(sql: string, params: QueryParams = {}, settings: Record<string, string | number> = {}): Promise<T[]> {
+    const rs = await this.client.query({
+      query: sql,
+      query_params: params,
+      format: 'JSONEachRow',
+      clickhouse_settings: { date_time_output_format: 'iso', output_format_json_quote_64bit_integers: 0, ...settings },
+    });
+    return (await rs.json()) as T[];
+  }
+
+  async command(sql: string, params: QueryParams = {}, settings: Record<string, string | number> = {}): Promise<void> {
+    await this.client.command({ query: sql, query_params: params, clickhouse_settings: settings });
+  }
+
+  /** Inserts a pre-serialized JSONEachRow body: the engine parses it, not Node. */
+  async insertJsonEachRow(table: string, body: Buffer, settings: Record<string, string | number> = {}): Promise<void> {
+    if (body.length === 0) return;
+    if (this.raw) {
+      await this.raw.rawInsert({ table, values: body, format: 'JSONEachRow', settings });
+      return;
+    }
+    const rs = await this.client.exec({
+      query: `INSERT INTO ${table} FORMAT JSONEachRow`,
+      values: Readable.from([body], { objectMode: false }),
+      clickhouse_settings: settings,
+    });
+    rs.stream.resume();
+  }
+
+  async ping(): Promise<void> {
+    const r = await this.client.ping();
+    if (!r.success) throw r.error;
+  }
+
+  async close(): Promise<void> {
+    await this.client.close();
+  }
+}

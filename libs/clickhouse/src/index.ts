@@ -1,0 +1,3 @@
+export * from './clickhouse.client';
+export * from './migrator';
+export * from './clickhouse.module';

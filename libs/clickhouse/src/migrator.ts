@@ -1,0 +1,35 @@
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { ClickHouse } from './clickhouse.client';
+
+export const CLICKHOUSE_MIGRATIONS_DIR = join(__dirname, 'migrations');
+
+/** Applies the versioned SQL files in order, once each; safe to run from several processes. */
+export async function migrateClickHouse(ch: ClickHouse, dir = CLICKHOUSE_MIGRATIONS_DIR): Promise<string[]> {
+  await ch.command(
+    `CREATE TABLE IF NOT EXISTS schema_migrations (version String, applied_at DateTime DEFAULT now())
+     ENGINE = ReplacingMergeTree ORDER BY version`,
+  );
+  const done = new Set((await ch.query<{ version: string }>('SELECT version FROM schema_migrations FINAL')).map((r) => r.version));
+  const files = readdirSync(dir).filter((f) => f.endsWith('.sql')).sort();
+  const applied: string[] = [];
+  for (const file of files) {
+    const version = file.replace(/\.sql$/, '');
+    if (done.has(version)) continue;
+    const sql = readFileSync(join(dir, file), 'utf8');
+    for (const statement of splitStatements(sql)) await ch.command(statement);
+    await ch.command('INSERT INTO schema_migrations (version) VALUES ({v:String})', { v: version });
+    applied.push(version);
+  }
+  return applied;
+}
+
+function splitStatements(sql: string): string[] {
+  return sql
+    .split('\n')
+    .filter((l) => !l.trim().startsWith('--'))
+    .join('\n')
+    .split(/;\s*(?:\n|$)/)
+    .map((s) => s.trim())
+    .filter((s) => s.length > 0);
+}

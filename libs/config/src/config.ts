@@ -1,0 +1,78 @@
+import { z } from 'zod';
+
+const SECRET = Symbol('secret');
+
+/** Marks a config string as secret: it is redacted whenever the config is described or logged. */
+export function secret<T extends z.ZodTypeAny>(schema: T): T {
+  (schema as unknown as Record<symbol, boolean>)[SECRET] = true;
+  return schema;
+}
+
+export class ConfigError extends Error {
+  constructor(readonly problems: string[]) {
+    super(`Invalid configuration:\n${problems.map((p) => `  - ${p}`).join('\n')}`);
+  }
+}
+
+/** Parses the environment once at boot into a typed object, listing every problem at once. */
+export function loadConfig<S extends z.ZodObject<z.ZodRawShape>>(schema: S, env: Record<string, string | undefined>): z.infer<S> {
+  const cleaned: Record<string, string> = {};
+  for (const [k, v] of Object.entries(env)) if (v !== undefined && v !== '') cleaned[k] = v;
+  const result = schema.safeParse(cleaned);
+  if (!result.success) {
+    throw new ConfigError(result.error.issues.map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`));
+  }
+  return result.data;
+}
+
+/** The config as a printable object, secrets replaced by '***'. */
+export function describeConfig<S extends z.ZodObject<z.ZodRawShape>>(schema: S, config: z.infer<S>): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(config as Record<string, unknown>)) {
+    const field = schema.shape[key] as unknown as Record<symbol, boolean> | undefined;
+    const isSecret = !!field && (field[SECRET] || isWrappedSecret(field));
+    out[key] = isSecret && value !== undefined ? '***' : value;
+  }
+  return out;
+}
+
+function isWrappedSecret(field: Record<symbol, boolean>): boolean {
+  let cur: unknown = field;
+  for (let i = 0; i < 4 && cur; i++) {
+    if ((cur as Record<symbol, boolean>)[SECRET]) return true;
+    const def = (cur as { def?: { innerType?: unknown } }).def;
+    cur = def?.innerType;
+  }
+  return false;
+}
+
+export const port = (fallback: number) => z.coerce.number().int().min(0).max(65535).default(fallback);
+export const bool = (fallback: boolean) =>
+  z
+    .enum(['true', 'false', '1', '0'])
+    .default(fallback ? 'true' : 'false')
+    .transform((v) => v === 'true' || v === '1');
+
+/** Settings every service shares. */
+export const commonConfigShape = {
+  LOG_LEVEL: z.enum(['debug', 'info', 'warn', 'error']).default('info'),
+  SERVICE_VERSION: z.string().default('0.1.0'),
+};
+
+export const kafkaConfigShape = {
+  KAFKA_BROKERS: z.string().min(1),
+  KAFKA_CLIENT_ID: z.string().default('tracehouse'),
+  KAFKA_TOPIC_PARTITIONS: z.coerce.number().int().min(1).default(4),
+  KAFKA_REPLICATION_FACTOR: z.coerce.number().int().min(1).default(1),
+};
+
+export const clickhouseConfigShape = {
+  CLICKHOUSE_URL: z.string().url(),
+  CLICKHOUSE_USER: z.string().default('default'),
+  CLICKHOUSE_PASSWORD: secret(z.string().default('')),
+  CLICKHOUSE_DATABASE: z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/).default('default'),
+};
+
+export const internalAuthShape = {
+  INTERNAL_SIGNING_KEY: secret(z.string().min(16)),
+};

@@ -1,0 +1,63 @@
+import { z } from 'zod';
+
+/** A UUID in any version (the SDK sends v7, the spec shows v4). */
+export const uuid = z
+  .string()
+  .regex(/^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$/, 'Input should be a valid UUID')
+  .transform((s) => s.toLowerCase());
+
+const ISO_RE = /^(\d{4})-(\d{2})-(\d{2})[T ](\d{2}):(\d{2})(?::(\d{2})(?:\.(\d{1,9}))?)?(Z|[+-]\d{2}:?\d{2})?$/;
+
+/**
+ * Parses an ISO-8601 string (timezone optional, read as UTC) or an epoch-milliseconds number
+ * into microseconds since the epoch. Returns null when the value cannot be a timestamp.
+ */
+export function toEpochMicros(value: string | number): number | null {
+  if (typeof value === 'number') {
+    if (!Number.isFinite(value) || value < 0) return null;
+    return Math.round(value * 1000);
+  }
+  const m = ISO_RE.exec(value.trim());
+  if (!m) return null;
+  const [, y, mo, d, h, mi, s = '0', frac = '', tz = 'Z'] = m;
+  const base = Date.UTC(+y, +mo - 1, +d, +h, +mi, +s);
+  if (Number.isNaN(base)) return null;
+  let offsetMin = 0;
+  if (tz !== 'Z') {
+    const sign = tz.startsWith('-') ? -1 : 1;
+    const digits = tz.slice(1).replace(':', '');
+    offsetMin = sign * (Number(digits.slice(0, 2)) * 60 + Number(digits.slice(2, 4)));
+  }
+  const micros = Number((frac + '000000').slice(0, 6));
+  return (base - offsetMin * 60_000) * 1000 + micros;
+}
+
+/** Formats epoch microseconds as an ISO string with six fractional digits and a Z. */
+export function microsToIso(micros: number): string {
+  const ms = Math.floor(micros / 1000);
+  const iso = new Date(ms).toISOString(); // 2026-11-22T04:04:29.623Z
+  const sub = String(micros - ms * 1000).padStart(3, '0');
+  return `${iso.slice(0, 23)}${sub}Z`;
+}
+
+/** A timestamp as the SDK sends it (ISO string or epoch ms), normalized to an ISO string with microseconds. */
+export const timestamp = z.union([z.string(), z.number()]).transform((v, ctx) => {
+  const micros = toEpochMicros(v);
+  if (micros === null) {
+    ctx.addIssue({ code: 'custom', message: 'Input should be a valid datetime' });
+    return z.NEVER;
+  }
+  return microsToIso(micros);
+});
+
+export const jsonObject = z.record(z.string(), z.unknown());
+
+export const validationErrorSchema = z.object({
+  loc: z.array(z.union([z.string(), z.number()])),
+  msg: z.string(),
+  type: z.string(),
+});
+export const httpValidationErrorSchema = z.object({ detail: z.array(validationErrorSchema) });
+export type ValidationErrorItem = z.infer<typeof validationErrorSchema>;
+
+export const errorBodySchema = z.object({ detail: z.string() });

@@ -1,0 +1,153 @@
+import { z } from 'zod';
+import { jsonObject, timestamp, uuid } from './common.schema';
+
+const nullish = <T extends z.ZodTypeAny>(t: T) => t.nullable().optional();
+
+/** Fields a client may send for a run, shared by create and update. */
+const runFields = {
+  name: z.string().max(1024),
+  run_type: z.string().min(1).max(64),
+  start_time: timestamp,
+  end_time: nullish(timestamp),
+  inputs: nullish(jsonObject),
+  outputs: nullish(jsonObject),
+  extra: nullish(jsonObject),
+  events: nullish(z.array(jsonObject)),
+  error: nullish(z.string()),
+  serialized: nullish(jsonObject),
+  tags: nullish(z.array(z.string())),
+  parent_run_id: nullish(uuid),
+  trace_id: nullish(uuid),
+  dotted_order: nullish(z.string().max(65536)),
+  session_id: nullish(uuid),
+  session_name: nullish(z.string().max(1024)),
+  reference_example_id: nullish(uuid),
+  revision_id: nullish(z.string()),
+  address: nullish(z.string()),
+  trace_tier: nullish(z.enum(['longlived', 'shortlived'])),
+  child_runs: nullish(z.array(z.unknown())),
+};
+
+export const runCreateSchema = z.object({
+  id: uuid.optional(),
+  ...runFields,
+  start_time: runFields.start_time.optional(),
+});
+export type RunCreate = z.infer<typeof runCreateSchema>;
+
+export const runUpdateSchema = z.object({
+  id: uuid.optional(),
+  ...Object.fromEntries(Object.entries(runFields).map(([k, v]) => [k, (v as z.ZodTypeAny).optional()])),
+}) as unknown as z.ZodObject<{ id: z.ZodOptional<typeof uuid> } & { [K in keyof typeof runFields]: z.ZodOptional<(typeof runFields)[K]> }>;
+export type RunUpdate = z.infer<typeof runUpdateSchema>;
+
+/** A batch item must name its run. */
+export const runUpdateWithIdSchema = runUpdateSchema.extend({ id: uuid });
+export const runCreateWithIdSchema = runCreateSchema;
+
+export const runBatchSchema = z.object({
+  post: z.array(runCreateSchema).optional().default([]),
+  patch: z.array(runUpdateWithIdSchema).optional().default([]),
+});
+export type RunBatch = z.infer<typeof runBatchSchema>;
+
+export const RUN_STATUSES = ['pending', 'success', 'error'] as const;
+
+/** The run record, as stored, read back and exported (the spec's 'Run (trace) record' table). */
+export const runRecordSchema = z.object({
+  id: z.string(),
+  tenant_id: z.string(),
+  session_id: z.string(),
+  trace_id: z.string(),
+  parent_run_id: z.string().nullable(),
+  parent_run_ids: z.array(z.string()),
+  reference_example_id: z.string().nullable(),
+  name: z.string(),
+  run_type: z.string(),
+  start_time: z.string(),
+  end_time: z.string().nullable(),
+  status: z.string(),
+  is_root: z.boolean(),
+  dotted_order: z.string(),
+  trace_tier: z.string().nullable(),
+  inputs: jsonObject.nullable(),
+  outputs: jsonObject.nullable(),
+  error: z.string().nullable(),
+  extra: jsonObject.nullable(),
+  events: z.array(jsonObject).nullable(),
+  tags: z.array(z.string()),
+  serialized: jsonObject.nullable(),
+  feedback_stats: jsonObject.nullable(),
+  total_tokens: z.number(),
+  prompt_tokens: z.number(),
+  completion_tokens: z.number(),
+  total_cost: z.number().nullable(),
+  prompt_cost: z.number().nullable(),
+  completion_cost: z.number().nullable(),
+  first_token_time: z.string().nullable(),
+  latency: z.number().nullable(),
+  app_path: z.string(),
+  attachments: z.record(z.string(), z.object({ mime_type: z.string(), size: z.number() })).optional(),
+});
+export type RunRecord = z.infer<typeof runRecordSchema>;
+
+/** Every field name of the run record, in table order; used for `select` and exports. */
+export const RUN_RECORD_FIELDS = Object.keys(runRecordSchema.shape) as (keyof RunRecord)[];
+export const runFieldName = z.enum(RUN_RECORD_FIELDS as [keyof RunRecord, ...(keyof RunRecord)[]]);
+
+export const runQuerySchema = z.object({
+  session: z.array(uuid).nullish(),
+  id: z.array(uuid).nullish(),
+  trace: uuid.nullish(),
+  parent_run: uuid.nullish(),
+  run_type: z.string().nullish(),
+  is_root: z.boolean().nullish(),
+  error: z.boolean().nullish(),
+  start_time: timestamp.nullish(),
+  end_time: timestamp.nullish(),
+  reference_example: z.array(uuid).nullish(),
+  tags: z.array(z.string()).nullish(),
+  metadata: z.record(z.string(), z.union([z.string(), z.number(), z.boolean()])).nullish(),
+  filter: z.string().max(10000).nullish(),
+  trace_filter: z.string().max(10000).nullish(),
+  tree_filter: z.string().max(10000).nullish(),
+  query: z.string().nullish(),
+  execution_order: z.number().int().nullish(),
+  select: z.array(runFieldName).nullish(),
+  limit: z.number().int().min(1).max(1000).default(100),
+  cursor: z.string().max(1000).nullish(),
+  order: z.enum(['asc', 'desc']).default('desc'),
+});
+export type RunQuery = z.infer<typeof runQuerySchema>;
+
+export const runQueryResponseSchema = z.object({
+  runs: z.array(runRecordSchema.partial()),
+  cursors: z.object({ next: z.string().nullable(), prev: z.string().nullable().optional() }),
+});
+
+export const runStatsQuerySchema = runQuerySchema
+  .omit({ select: true, limit: true, cursor: true, order: true })
+  .extend({ data_source_type: z.string().nullish() });
+export type RunStatsQuery = z.infer<typeof runStatsQuerySchema>;
+
+export const runStatsSchema = z.object({
+  run_count: z.number(),
+  error_count: z.number(),
+  error_rate: z.number().nullable(),
+  latency_p50: z.number().nullable(),
+  latency_p99: z.number().nullable(),
+  first_token_p50: z.number().nullable(),
+  first_token_p99: z.number().nullable(),
+  total_tokens: z.number(),
+  prompt_tokens: z.number(),
+  completion_tokens: z.number(),
+  median_tokens: z.number().nullable(),
+  total_cost: z.number().nullable(),
+  prompt_cost: z.number().nullable(),
+  completion_cost: z.number().nullable(),
+  streaming_rate: z.number().nullable(),
+  last_run_start_time: z.string().nullable(),
+});
+export type RunStats = z.infer<typeof runStatsSchema>;
+
+export const runIdParamSchema = z.object({ run_id: uuid });

@@ -1,0 +1,37 @@
+import { z } from 'zod';
+import { runEventSchema, runControlEventSchema } from './events.schema';
+
+/** Every bus topic and the payload it carries. Publishing is typed by topic. */
+export const TOPICS = {
+  runs: 'runs',
+  runsDeadLetter: 'runs.dlq',
+  feedback: 'feedback',
+  audit: 'audit',
+  deployments: 'deployments',
+  exports: 'exports',
+} as const;
+export type TopicName = (typeof TOPICS)[keyof typeof TOPICS];
+
+export const deadLetterSchema = z.object({
+  topic: z.string(),
+  partition: z.number().nullable(),
+  offset: z.string().nullable(),
+  key: z.string().nullable(),
+  reason: z.string(),
+  value: z.string(),
+  failed_at: z.string(),
+});
+export type DeadLetter = z.infer<typeof deadLetterSchema>;
+
+const genericEvent = z.record(z.string(), z.unknown());
+
+export const topicPayloadSchemas = {
+  runs: z.union([runEventSchema, runControlEventSchema]),
+  'runs.dlq': deadLetterSchema,
+  feedback: genericEvent,
+  audit: genericEvent,
+  deployments: genericEvent,
+  exports: genericEvent,
+} satisfies Record<TopicName, z.ZodTypeAny>;
+
+export type TopicPayload<T extends TopicName> = z.infer<(typeof topicPayloadSchemas)[T]>;

@@ -1,0 +1,11 @@
+export * from './gateway.module';
+export * from './info.controller';
+export * from './identity/identity.service';
+export * from './identity/identity.entities';
+export * from './openapi/openapi.document';
+export * from './openapi/openapi.routes';
+export * from './proxy/gateway-proxy';
+import { ApiKeyEntity, OrganizationEntity, WorkspaceEntity } from './identity/identity.entities';
+import { Identity1732250000001 } from './migrations/1732250000001-identity';
+export const GATEWAY_ENTITIES = [OrganizationEntity, WorkspaceEntity, ApiKeyEntity];
+export const GATEWAY_MIGRATIONS = [Identity1732250000001];

@@ -1,0 +1,63 @@
+import { z } from 'zod';
+import { ROUTES } from './openapi.routes';
+
+type Json = Record<string, unknown>;
+
+function schemaOf(schema: z.ZodTypeAny, io: 'input' | 'output'): Json {
+  const s = z.toJSONSchema(schema, { io, unrepresentable: 'any', target: 'openapi-3.0' }) as Json;
+  delete s.$schema;
+  return s;
+}
+
+/** The gateway's OpenAPI document, generated from the zod contracts (committed; CI checks drift). */
+export function buildOpenApiDocument(version: string): Json {
+  const paths: Record<string, Record<string, Json>> = {};
+  for (const r of ROUTES) {
+    const params = [...r.path.matchAll(/\{(\w+)\}/g)].map((m) => ({ name: m[1], in: 'path', required: true, schema: { type: 'string', format: 'uuid' } }));
+    const queryParams = r.query
+      ? Object.entries(r.query.shape).map(([name, s]) => ({ name, in: 'query', required: false, schema: schemaOf(s as z.ZodTypeAny, 'input') }))
+      : [];
+    const op: Json = {
+      summary: r.summary,
+      tags: [r.tag],
+      operationId: `${r.method}_${r.path.replace(/^\/api\/v1/, '').replace(/[{}]/g, '').replace(/\W+/g, '_').replace(/^_|_$/g, '')}`,
+      parameters: [...params, ...queryParams],
+      responses: Object.fromEntries(
+        Object.entries(r.responses).map(([status, s]) => [
+          status,
+          s ? { description: `HTTP ${status}`, content: { 'application/json': { schema: schemaOf(s, 'output') } } } : { description: `HTTP ${status}` },
+        ]),
+      ),
+    };
+    if (!r.public) op.security = [{ ApiKey: [] }];
+    if (r.body) op.requestBody = { required: true, content: { 'application/json': { schema: schemaOf(r.body, 'input') } } };
+    if (r.bodyType === 'multipart') {
+      op.requestBody = {
+        required: true,
+        content: {
+          'multipart/form-data': {
+            schema: {
+              type: 'object',
+              description:
+                'Parts: post.<run_id>, post.<run_id>.<inputs|outputs|events|extra|error|serialized>, patch.<run_id>[.<field>], attachment.<run_id>.<name>',
+              additionalProperties: true,
+            },
+          },
+        },
+      };
+    }
+    (paths[r.path] ??= {})[r.method] = op;
+  }
+  return {
+    openapi: '3.0.3',
+    info: { title: 'Tracehouse API', version, description: 'Tracing, evaluation and deployment service.' },
+    servers: [{ url: '/' }],
+    components: {
+      securitySchemes: {
+        ApiKey: { type: 'apiKey', in: 'header', name: 'X-API-Key' },
+        TenantId: { type: 'apiKey', in: 'header', name: 'X-Tenant-Id' },
+      },
+    },
+    paths,
+  };
+}

@@ -1,0 +1,58 @@
+import { z } from 'zod';
+import {
+  errorBodySchema,
+  httpValidationErrorSchema,
+  infoSchema,
+  projectCreateSchema,
+  projectListQuerySchema,
+  projectSchema,
+  projectUpdateSchema,
+  runBatchSchema,
+  runCreateSchema,
+  runQueryResponseSchema,
+  runQuerySchema,
+  runRecordSchema,
+  runStatsQuerySchema,
+  runStatsSchema,
+  runUpdateSchema,
+} from '@th/contracts';
+
+export interface RouteDoc {
+  method: 'get' | 'post' | 'patch' | 'delete';
+  path: string;
+  summary: string;
+  tag: string;
+  body?: z.ZodTypeAny;
+  bodyType?: 'json' | 'multipart';
+  query?: z.ZodObject<z.ZodRawShape>;
+  responses: Record<number, z.ZodTypeAny | null>;
+  public?: boolean;
+}
+
+const accepted = z.object({}).passthrough();
+const errors = { 401: errorBodySchema, 413: errorBodySchema, 422: httpValidationErrorSchema };
+
+/** Every public route of the gateway, documented from libs/contracts. */
+export const ROUTES: RouteDoc[] = [
+  { method: 'get', path: '/info', summary: 'Server info for SDKs', tag: 'meta', responses: { 200: infoSchema }, public: true },
+  { method: 'get', path: '/ok', summary: 'Connectivity check', tag: 'meta', responses: { 200: z.object({ ok: z.literal(true) }) }, public: true },
+  { method: 'post', path: '/api/v1/runs', summary: 'Create a run', tag: 'runs', body: runCreateSchema, responses: { 202: accepted, ...errors } },
+  { method: 'patch', path: '/api/v1/runs/{run_id}', summary: 'Update a run', tag: 'runs', body: runUpdateSchema, responses: { 202: accepted, ...errors } },
+  { method: 'post', path: '/api/v1/runs/batch', summary: 'Create and update runs in one request', tag: 'runs', body: runBatchSchema, responses: { 202: accepted, ...errors } },
+  {
+    method: 'post',
+    path: '/api/v1/runs/multipart',
+    summary: 'Create and update runs, with attachments, as multipart/form-data (gzip or zstd allowed)',
+    tag: 'runs',
+    bodyType: 'multipart',
+    responses: { 202: accepted, ...errors, 415: errorBodySchema },
+  },
+  { method: 'get', path: '/api/v1/runs/{run_id}', summary: 'Read a run', tag: 'runs', responses: { 200: runRecordSchema, 404: errorBodySchema, 401: errorBodySchema } },
+  { method: 'post', path: '/api/v1/runs/query', summary: 'Query runs', tag: 'runs', body: runQuerySchema, responses: { 200: runQueryResponseSchema, ...errors } },
+  { method: 'post', path: '/api/v1/runs/stats', summary: 'Aggregate run statistics', tag: 'runs', body: runStatsQuerySchema, responses: { 200: runStatsSchema, ...errors } },
+  { method: 'post', path: '/api/v1/sessions', summary: 'Create a tracing project', tag: 'projects', body: projectCreateSchema, responses: { 200: projectSchema, 409: errorBodySchema, ...errors } },
+  { method: 'get', path: '/api/v1/sessions', summary: 'List tracing projects', tag: 'projects', query: projectListQuerySchema, responses: { 200: z.array(projectSchema), ...errors } },
+  { method: 'get', path: '/api/v1/sessions/{session_id}', summary: 'Read a tracing project', tag: 'projects', responses: { 200: projectSchema, 404: errorBodySchema } },
+  { method: 'patch', path: '/api/v1/sessions/{session_id}', summary: 'Update a tracing project', tag: 'projects', body: projectUpdateSchema, responses: { 200: projectSchema, 404: errorBodySchema, ...errors } },
+  { method: 'delete', path: '/api/v1/sessions/{session_id}', summary: 'Delete a tracing project and its runs', tag: 'projects', responses: { 202: accepted, 404: errorBodySchema } },
+];

@@ -1,0 +1,67 @@
+import * as http from 'node:http';
+import type { NextFunction, Request, Response } from 'express';
+import { IDENTITY_HEADER, signIdentity, type IdentityResolver } from '@th/auth';
+import { DomainError, HTTP_STATUS } from '@th/platform';
+
+export interface Upstreams {
+  ingest: string;
+  query: string;
+}
+
+/** Which service serves a (method, path) of the public API; null when the gateway serves it itself. */
+export function routeFor(method: string, path: string, up: Upstreams): string | null {
+  const p = path.replace(/^\/api(?:\/v1)?(?=\/)/, '');
+  if (p === '/runs/query' || p === '/runs/stats') return up.query;
+  if (p === '/runs' || p.startsWith('/runs/')) return method === 'GET' ? up.query : up.ingest;
+  if (p === '/sessions' || p.startsWith('/sessions/')) return up.query;
+  return null;
+}
+
+const agent = new http.Agent({ keepAlive: true, maxSockets: 256 });
+const HOP_HEADERS = new Set(['connection', 'keep-alive', 'proxy-connection', 'transfer-encoding', 'upgrade', 'host', IDENTITY_HEADER]);
+
+/**
+ * The cluster gateway: authenticates, signs the caller's identity for the service, and streams the
+ * request (still compressed, still chunked) to the service that owns the route.
+ */
+export function gatewayProxy(opts: { upstreams: Upstreams; resolver: IdentityResolver; signingKey: string; maxBodyBytes: number }) {
+  return (req: Request, res: Response, next: NextFunction): void => {
+    const target = routeFor(req.method, req.path, opts.upstreams);
+    if (!target) return next();
+    if (Number(req.headers['content-length'] ?? 0) > opts.maxBodyBytes) {
+      res.status(413).json({ detail: `Request body exceeds the limit of ${opts.maxBodyBytes} bytes` });
+      req.resume();
+      return;
+    }
+    opts.resolver
+      .resolve(req)
+      .then((identity) => {
+        if (!identity) {
+          res.status(401).json({ detail: 'Missing or invalid API key' });
+          req.resume();
+          return;
+        }
+        const headers: http.OutgoingHttpHeaders = {};
+        for (const [k, v] of Object.entries(req.headers)) if (!HOP_HEADERS.has(k)) headers[k] = v;
+        headers[IDENTITY_HEADER] = signIdentity(identity, opts.signingKey);
+        if (req.headers['transfer-encoding']) headers['transfer-encoding'] = 'chunked';
+        const url = new URL(req.originalUrl, target);
+        const upstream = http.request(url, { method: req.method, headers, agent }, (up) => {
+          const out: http.OutgoingHttpHeaders = {};
+          for (const [k, v] of Object.entries(up.headers)) if (!HOP_HEADERS.has(k)) out[k] = v;
+          res.writeHead(up.statusCode ?? 502, out);
+          up.pipe(res);
+        });
+        upstream.on('error', (err) => {
+          if (!res.headersSent) res.status(502).json({ detail: `Upstream unavailable: ${err.message}` });
+          else res.destroy();
+        });
+        req.pipe(upstream);
+      })
+      .catch((err: unknown) => {
+        if (err instanceof DomainError) res.status(HTTP_STATUS[err.code]).json({ detail: err.message });
+        else res.status(500).json({ detail: 'Internal Server Error' });
+        req.resume();
+      });
+  };
+}

@@ -1,0 +1,21 @@
+import { DynamicModule, Module } from '@nestjs/common';
+import { IngestController } from './ingest.controller';
+import { IngestService } from './ingest.service';
+import { RunWriterService } from './run-writer.service';
+import { INGEST_OPTIONS, type IngestOptions } from './ingest.options';
+
+/**
+ * Every tracing write. Needs EventBus, ClickHouse and ProjectDirectory from the host module.
+ * With `writer: true` this process also consumes the runs topic and writes ClickHouse.
+ */
+@Module({})
+export class IngestModule {
+  static forRoot(options: IngestOptions): DynamicModule {
+    return {
+      module: IngestModule,
+      controllers: [IngestController],
+      providers: [{ provide: INGEST_OPTIONS, useValue: options }, IngestService, RunWriterService],
+      exports: [IngestService, RunWriterService],
+    };
+  }
+}

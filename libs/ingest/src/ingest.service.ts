@@ -1,0 +1,247 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { randomUUID } from 'node:crypto';
+import {
+  microsToIso,
+  runCreateSchema,
+  runUpdateWithIdSchema,
+  TOPICS,
+  type Identity,
+  type RunCreate,
+  type RunEvent,
+  type RunUpdate,
+  type ValidationErrorItem,
+} from '@th/contracts';
+import { EventBus, type OutgoingMessage } from '@th/bus';
+import { ClickHouse } from '@th/clickhouse';
+import { DomainError, ErrorCode, ValidationFailed, toValidationErrors } from '@th/platform';
+import { dottedSegment, parseDottedOrder } from './run-merge';
+import { ProjectDirectory } from './project-directory';
+import { multipartBoundary, parseMultipart, MultipartError } from './multipart';
+import { INGEST_OPTIONS, type IngestOptions } from './ingest.options';
+
+type PatchWithId = RunUpdate & { id: string };
+export interface Attachment {
+  name: string;
+  mime_type: string;
+  data: Buffer;
+}
+
+const DEFAULT_PROJECT = 'default';
+const RUN_SPLIT_FIELDS = new Set(['inputs', 'outputs', 'events', 'extra', 'error', 'serialized']);
+
+let receivedCounter = 0;
+function receivedAt(): string {
+  // Microsecond clock with a counter so events of one request keep their order when sorted.
+  receivedCounter = (receivedCounter + 1) % 1000;
+  return microsToIso(Date.now() * 1000 + receivedCounter);
+}
+
+/** The one use case behind every run write (POST, PATCH, batch, multipart). */
+@Injectable()
+export class IngestService {
+  constructor(
+    private readonly bus: EventBus,
+    private readonly projects: ProjectDirectory,
+    private readonly ch: ClickHouse,
+    @Inject(INGEST_OPTIONS) private readonly options: IngestOptions,
+  ) {}
+
+  async ingest(identity: Identity, posts: RunCreate[], patches: PatchWithId[], attachments: Map<string, Attachment[]> = new Map()): Promise<void> {
+    if (posts.length + patches.length === 0) return;
+    const events = await this.toEvents(identity, posts, patches, attachments);
+    await this.bus.publish(TOPICS.runs, events);
+  }
+
+  /** POST /runs/multipart: validates every part before anything is produced. */
+  async ingestMultipart(identity: Identity, contentType: string | undefined, body: Buffer | undefined): Promise<void> {
+    const boundary = multipartBoundary(contentType);
+    if (!boundary) {
+      throw new DomainError(ErrorCode.UnsupportedMediaType, 'Expected a multipart/form-data body with a boundary');
+    }
+    let parts;
+    try {
+      parts = parseMultipart(body ?? Buffer.alloc(0), boundary);
+    } catch (err) {
+      if (err instanceof MultipartError) throw new ValidationFailed([{ loc: ['body'], msg: err.message, type: 'value_error' }]);
+      throw err;
+    }
+    const ops = { post: new Map<string, Record<string, unknown>>(), patch: new Map<string, Record<string, unknown>>() };
+    const attachments = new Map<string, Attachment[]>();
+    const errors: ValidationErrorItem[] = [];
+    for (const part of parts) {
+      const segs = part.name.split('.');
+      const [kind, id] = segs;
+      if ((kind === 'post' || kind === 'patch') && id && segs.length <= 3) {
+        let value: unknown;
+        try {
+          value = JSON.parse(part.data.toString('utf8'));
+        } catch (err) {
+          errors.push({ loc: ['body', part.name], msg: `JSON decode error: ${(err as Error).message}`, type: 'json_invalid' });
+          continue;
+        }
+        const target = ops[kind].get(id) ?? {};
+        ops[kind].set(id, target);
+        if (segs.length === 2) {
+          if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+            errors.push({ loc: ['body', part.name], msg: 'Input should be an object', type: 'dict_type' });
+            continue;
+          }
+          for (const [k, v] of Object.entries(value)) if (!(k in target) || !RUN_SPLIT_FIELDS.has(k)) target[k] = v;
+        } else if (RUN_SPLIT_FIELDS.has(segs[2])) {
+          target[segs[2]] = value;
+        } else {
+          errors.push({ loc: ['body', part.name], msg: `Unknown run field part "${segs[2]}"`, type: 'value_error' });
+        }
+      } else if (kind === 'attachment' && id && segs.length >= 3) {
+        const name = segs.slice(2).join('.');
+        const list = attachments.get(id) ?? [];
+        list.push({ name, mime_type: part.contentType.split(';')[0].trim(), data: part.data });
+        attachments.set(id, list);
+      } else if (kind === 'feedback') {
+        errors.push({ loc: ['body', part.name], msg: 'Feedback parts are not accepted by this server yet', type: 'value_error' });
+      } else {
+        errors.push({ loc: ['body', part.name], msg: `Unknown part name "${part.name}"`, type: 'value_error' });
+      }
+    }
+    const posts: RunCreate[] = [];
+    const patches: PatchWithId[] = [];
+    for (const [id, raw] of ops.post) {
+      const r = runCreateSchema.safeParse({ ...raw, id });
+      if (r.success) posts.push(r.data);
+      else errors.push(...toValidationErrors(r.error, ['body', `post.${id}`]));
+    }
+    for (const [id, raw] of ops.patch) {
+      const r = runUpdateWithIdSchema.safeParse({ ...raw, id });
+      if (r.success) patches.push(r.data as PatchWithId);
+      else errors.push(...toValidationErrors(r.error, ['body', `patch.${id}`]));
+    }
+    for (const id of attachments.keys()) {
+      if (!ops.post.has(id) && !ops.patch.has(id)) {
+        errors.push({ loc: ['body', `attachment.${id}`], msg: 'Attachment for a run not in this request', type: 'value_error' });
+      }
+    }
+    if (errors.length > 0) throw new ValidationFailed(errors);
+    await this.ingest(identity, posts, patches, attachments);
+  }
+
+  private async toEvents(
+    identity: Identity,
+    posts: RunCreate[],
+    patches: PatchWithId[],
+    attachments: Map<string, Attachment[]>,
+  ): Promise<OutgoingMessage<RunEvent>[]> {
+    const tenant = identity.tenant_id;
+    const errors: ValidationErrorItem[] = [];
+    const names = new Set<string>();
+    const ids = new Set<string>();
+    const projectOf = (r: RunCreate | RunUpdate, isPost: boolean): string | undefined => {
+      if (r.session_id) return undefined;
+      const name = r.session_name ?? (r.address ? r.address : isPost ? DEFAULT_PROJECT : undefined);
+      return name ?? undefined;
+    };
+    posts.forEach((r) => {
+      if (r.session_id) ids.add(r.session_id);
+      const n = projectOf(r, true);
+      if (n) names.add(n);
+    });
+    patches.forEach((r) => {
+      if (r.session_id) ids.add(r.session_id);
+      const n = projectOf(r, false);
+      if (n) names.add(n);
+    });
+    // Everything that can be checked without writing is checked first: a rejected batch creates nothing.
+    posts.forEach((r, i) => {
+      if (r.dotted_order && r.id) this.checkDottedOrder(r.dotted_order, r.id, ['body', 'post', i, 'dotted_order'], errors);
+    });
+    patches.forEach((p, i) => {
+      if (p.dotted_order) this.checkDottedOrder(p.dotted_order, p.id, ['body', 'patch', i, 'dotted_order'], errors);
+    });
+    const missing = new Set(ids.size > 0 ? (await this.projects.resolve(identity, { names: [], ids: [...ids] })).missing_ids : []);
+    posts.forEach((r, i) => {
+      if (r.session_id && missing.has(r.session_id)) errors.push({ loc: ['body', 'post', i, 'session_id'], msg: `Project ${r.session_id} not found`, type: 'value_error' });
+    });
+    patches.forEach((p, i) => {
+      if (p.session_id && missing.has(p.session_id)) errors.push({ loc: ['body', 'patch', i, 'session_id'], msg: `Project ${p.session_id} not found`, type: 'value_error' });
+    });
+    if (errors.length > 0) throw new ValidationFailed(errors);
+    const resolved = names.size > 0 ? await this.projects.resolve(identity, { names: [...names], ids: [] }) : { by_name: {} as Record<string, string>, missing_ids: [] };
+
+    // Runs created without trace_id/dotted_order (bare POST /runs) get them here, from their parent.
+    const postsById = new Map<string, RunCreate>();
+    const prepared = posts.map((r) => ({ ...r, id: r.id ?? randomUUID(), start_time: r.start_time ?? microsToIso(Date.now() * 1000) }));
+    prepared.forEach((r) => postsById.set(r.id, r));
+    const needParent = prepared.filter((r) => !r.dotted_order && r.parent_run_id && !postsById.has(r.parent_run_id)).map((r) => r.parent_run_id!);
+    const parents = await this.lookupRuns(tenant, needParent);
+
+    const messages: OutgoingMessage<RunEvent>[] = [];
+    const orderOf = (r: RunCreate & { id: string; start_time: string }, depth = 0): { trace_id: string; dotted_order: string } => {
+      if (r.dotted_order) return { trace_id: r.trace_id ?? parseDottedOrder(r.dotted_order)?.ids[0] ?? r.id, dotted_order: r.dotted_order };
+      const seg = dottedSegment(r.start_time, r.id);
+      if (!r.parent_run_id || depth > 100) return { trace_id: r.trace_id ?? r.id, dotted_order: seg };
+      const inBatch = postsById.get(r.parent_run_id) as (RunCreate & { id: string; start_time: string }) | undefined;
+      const parent = inBatch ? orderOf(inBatch, depth + 1) : parents.get(r.parent_run_id);
+      if (!parent) return { trace_id: r.trace_id ?? r.parent_run_id, dotted_order: seg };
+      return { trace_id: parent.trace_id, dotted_order: `${parent.dotted_order}.${seg}` };
+    };
+
+    prepared.forEach((r, i) => {
+      const sessionId = this.sessionIdFor(r, resolved.by_name, true);
+      const { trace_id, dotted_order } = orderOf(r);
+      messages.push(this.event('post', tenant, r.id, trace_id, { ...r, session_id: sessionId, trace_id, dotted_order }, attachments.get(r.id)));
+    });
+    const patchTraceLookups = patches.filter((p) => !p.trace_id && !p.dotted_order).map((p) => p.id);
+    const patchTraces = await this.lookupRuns(tenant, patchTraceLookups);
+    patches.forEach((p) => {
+      const sessionId = this.sessionIdFor(p, resolved.by_name, false);
+      const trace = p.trace_id ?? (p.dotted_order ? parseDottedOrder(p.dotted_order)?.ids[0] : undefined) ?? patchTraces.get(p.id)?.trace_id;
+      messages.push(this.event('patch', tenant, p.id, trace ?? p.id, { ...p, session_id: sessionId }, attachments.get(p.id)));
+    });
+    return messages;
+  }
+
+  private sessionIdFor(
+    r: RunCreate | RunUpdate,
+    byName: Record<string, string>,
+    isPost: boolean,
+  ): string | undefined {
+    if (r.session_id) return r.session_id;
+    const name = r.session_name ?? r.address ?? (isPost ? DEFAULT_PROJECT : undefined);
+    return name ? byName[name] : undefined;
+  }
+
+  private checkDottedOrder(dotted: string, id: string, loc: (string | number)[], errors: ValidationErrorItem[]): void {
+    const parsed = parseDottedOrder(dotted);
+    if (!parsed) errors.push({ loc, msg: 'dotted_order is malformed', type: 'value_error' });
+    else if (parsed.ids[parsed.ids.length - 1] !== id) errors.push({ loc, msg: 'dotted_order must end with the run id', type: 'value_error' });
+  }
+
+  private event(op: 'post' | 'patch', tenant: string, id: string, key: string, r: RunCreate | RunUpdate, att?: Attachment[]): OutgoingMessage<RunEvent> {
+    const fields: RunEvent['fields'] = {};
+    const src = r as Record<string, unknown>;
+    for (const k of [
+      'session_id', 'trace_id', 'parent_run_id', 'dotted_order', 'name', 'run_type', 'start_time', 'end_time', 'inputs', 'outputs',
+      'extra', 'events', 'error', 'serialized', 'tags', 'reference_example_id', 'trace_tier',
+    ] as const) {
+      if (src[k] !== undefined && src[k] !== null) (fields as Record<string, unknown>)[k] = src[k];
+    }
+    const value: RunEvent = { kind: 'run', op, tenant_id: tenant, id, received_at: receivedAt(), fields };
+    if (att && att.length > 0) value.attachments = att.map((a) => ({ name: a.name, mime_type: a.mime_type, data_base64: a.data.toString('base64') }));
+    return { key: key, value };
+  }
+
+  /** trace_id and dotted_order of stored runs, for children and patches that do not carry them. */
+  private async lookupRuns(tenant: string, ids: string[]): Promise<Map<string, { trace_id: string; dotted_order: string }>> {
+    const out = new Map<string, { trace_id: string; dotted_order: string }>();
+    if (ids.length === 0) return out;
+    const rows = await this.ch.query<{ id: string; trace_id: string; dotted_order: string }>(
+      'SELECT id, trace_id, dotted_order FROM runs FINAL WHERE tenant_id = {tenant:UUID} AND id IN {ids:Array(UUID)}',
+      { tenant, ids: [...new Set(ids)] },
+    );
+    for (const r of rows) out.set(r.id, { trace_id: r.trace_id, dotted_order: r.dotted_order });
+    return out;
+  }
+
+  get limits(): { maxBodyBytes: number; batchSizeLimit: number } {
+    return { maxBodyBytes: this.options.maxBodyBytes, batchSizeLimit: this.options.batchSizeLimit };
+  }
+}

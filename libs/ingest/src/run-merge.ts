@@ -1,0 +1,189 @@
+import type { RunEvent, RunEventFields } from '@th/contracts';
+import { microsToIso, toEpochMicros } from '@th/contracts';
+
+export type FieldName = keyof RunEventFields;
+
+/** Fields a POST is authoritative for; a PATCH is authoritative for the rest. */
+const POST_WINS: ReadonlySet<FieldName> = new Set<FieldName>([
+  'session_id',
+  'trace_id',
+  'parent_run_id',
+  'dotted_order',
+  'name',
+  'run_type',
+  'start_time',
+  'inputs',
+  'serialized',
+  'reference_example_id',
+  'trace_tier',
+]);
+
+export const NIL_UUID = '00000000-0000-0000-0000-000000000000';
+
+/**
+ * The merged view of every POST and PATCH seen for one run. Each supplied field keeps the priority
+ * of the op that set it; merging is a join (commutative, associative, idempotent), so the final run
+ * is the same whatever the arrival order and however often an event is redelivered.
+ */
+export interface MergedRun {
+  tenant_id: string;
+  id: string;
+  fields: Partial<RunEventFields>;
+  priority: Partial<Record<FieldName, number>>;
+  attachments: Record<string, { mime_type: string; size: number }>;
+  /** Sorting keys (session_id|start_time) of versions already written, and the newest version. */
+  storedKeys: string[];
+  version: number;
+}
+
+function priorityOf(op: RunEvent['op'], field: FieldName): number {
+  const postWins = POST_WINS.has(field);
+  return op === 'post' ? (postWins ? 2 : 1) : postWins ? 1 : 2;
+}
+
+function canonical(value: unknown): string {
+  return JSON.stringify(value) ?? '';
+}
+
+function better(field: FieldName, a: unknown, b: unknown): boolean {
+  // Deterministic tie-break between two values of equal priority: later end time, else larger text.
+  if (field === 'end_time' || field === 'start_time') {
+    const ta = toEpochMicros(String(a)) ?? 0;
+    const tb = toEpochMicros(String(b)) ?? 0;
+    if (ta !== tb) return field === 'end_time' ? ta > tb : ta < tb;
+  }
+  return canonical(a) > canonical(b);
+}
+
+export function emptyRun(tenantId: string, id: string): MergedRun {
+  return { tenant_id: tenantId, id, fields: {}, priority: {}, attachments: {}, storedKeys: [], version: 0 };
+}
+
+/** Folds one event into the run. Returns true when anything changed. */
+export function mergeEvent(run: MergedRun, event: RunEvent): boolean {
+  let changed = false;
+  const fields = run.fields as Record<string, unknown>;
+  for (const [key, value] of Object.entries(event.fields)) {
+    if (value === undefined || value === null) continue; // null means "not supplied"
+    const field = key as FieldName;
+    const p = priorityOf(event.op, field);
+    const cur = run.priority[field];
+    if (cur === undefined || p > cur || (p === cur && better(field, value, fields[field]))) {
+      if (cur === p && canonical(value) === canonical(fields[field])) continue;
+      fields[field] = value;
+      run.priority[field] = p;
+      changed = true;
+    }
+  }
+  return changed;
+}
+
+const SEGMENT_RE = /^(\d{8}T\d{6})(\d{6})Z([0-9a-fA-F-]{36})$/;
+
+/** One dotted_order segment: UTC time to the microsecond, then the run id. */
+export function dottedSegment(startTimeIso: string, id: string): string {
+  const micros = toEpochMicros(startTimeIso) ?? 0;
+  const d = new Date(Math.floor(micros / 1000));
+  const pad = (n: number, w = 2) => String(n).padStart(w, '0');
+  const stamp = `${d.getUTCFullYear()}${pad(d.getUTCMonth() + 1)}${pad(d.getUTCDate())}T${pad(d.getUTCHours())}${pad(d.getUTCMinutes())}${pad(d.getUTCSeconds())}`;
+  return `${stamp}${pad(micros % 1_000_000, 6)}Z${id}`;
+}
+
+export function parseDottedOrder(dotted: string): { ids: string[]; times: string[] } | null {
+  const ids: string[] = [];
+  const times: string[] = [];
+  for (const seg of dotted.split('.')) {
+    const m = SEGMENT_RE.exec(seg);
+    if (!m) return null;
+    ids.push(m[3].toLowerCase());
+    const t = m[1];
+    times.push(`${t.slice(0, 4)}-${t.slice(4, 6)}-${t.slice(6, 8)}T${t.slice(9, 11)}:${t.slice(11, 13)}:${t.slice(13, 15)}.${m[2]}Z`);
+  }
+  return { ids, times };
+}
+
+/** Everything the runs table needs, derived from the merged fields. */
+export interface ComputedRun {
+  session_id: string;
+  trace_id: string;
+  parent_run_id: string | null;
+  parent_run_ids: string[];
+  dotted_order: string;
+  is_root: boolean;
+  start_time: string;
+  status: 'pending' | 'success' | 'error';
+  total_tokens: number;
+  prompt_tokens: number;
+  completion_tokens: number;
+  total_cost: number | null;
+  prompt_cost: number | null;
+  completion_cost: number | null;
+  first_token_time: string | null;
+  metadata: Record<string, string>;
+}
+
+function num(v: unknown): number | null {
+  return typeof v === 'number' && Number.isFinite(v) ? v : null;
+}
+
+function findUsage(fields: Partial<RunEventFields>): Record<string, unknown> | null {
+  const outputs = fields.outputs as Record<string, unknown> | undefined;
+  const extra = fields.extra as { metadata?: Record<string, unknown> } | undefined;
+  const candidates = [outputs?.usage_metadata, extra?.metadata?.usage_metadata];
+  for (const c of candidates) if (c && typeof c === 'object') return c as Record<string, unknown>;
+  return null;
+}
+
+export function computeRun(run: MergedRun, receivedAtIso: string): ComputedRun {
+  const f = run.fields;
+  const parsed = f.dotted_order ? parseDottedOrder(f.dotted_order) : null;
+  const startTime = f.start_time ?? (parsed ? parsed.times[parsed.times.length - 1] : receivedAtIso);
+  const parentFromOrder = parsed && parsed.ids.length > 1 ? parsed.ids[parsed.ids.length - 2] : null;
+  const parentRunId = f.parent_run_id ?? parentFromOrder;
+  const traceId = f.trace_id ?? (parsed ? parsed.ids[0] : parentRunId ? parentRunId : run.id);
+  const dottedOrder = f.dotted_order ?? dottedSegment(startTime, run.id);
+  const parentRunIds = parsed ? parsed.ids.slice(0, -1) : parentRunId ? [parentRunId] : [];
+
+  const usage = findUsage(f);
+  const prompt = num(usage?.input_tokens) ?? 0;
+  const completion = num(usage?.output_tokens) ?? 0;
+  const total = num(usage?.total_tokens) ?? prompt + completion;
+  const promptCost = num(usage?.input_cost);
+  const completionCost = num(usage?.output_cost);
+  const totalCost = num(usage?.total_cost) ?? (promptCost !== null || completionCost !== null ? (promptCost ?? 0) + (completionCost ?? 0) : null);
+
+  let firstToken: number | null = null;
+  for (const e of f.events ?? []) {
+    if (e.name !== 'new_token' || typeof e.time !== 'string') continue;
+    const t = toEpochMicros(e.time);
+    if (t !== null && (firstToken === null || t < firstToken)) firstToken = t;
+  }
+
+  const metadata: Record<string, string> = {};
+  const meta = (f.extra as { metadata?: Record<string, unknown> } | undefined)?.metadata;
+  if (meta && typeof meta === 'object') {
+    for (const [k, v] of Object.entries(meta)) {
+      if (v === undefined || k === 'usage_metadata') continue;
+      metadata[k] = typeof v === 'string' ? v : JSON.stringify(v);
+    }
+  }
+
+  return {
+    session_id: f.session_id ?? NIL_UUID,
+    trace_id: traceId,
+    parent_run_id: parentRunId ?? null,
+    parent_run_ids: parentRunIds,
+    dotted_order: dottedOrder,
+    is_root: !parentRunId,
+    start_time: startTime,
+    status: f.error ? 'error' : f.end_time ? 'success' : 'pending',
+    total_tokens: Math.max(0, Math.round(total)),
+    prompt_tokens: Math.max(0, Math.round(prompt)),
+    completion_tokens: Math.max(0, Math.round(completion)),
+    total_cost: totalCost,
+    prompt_cost: promptCost,
+    completion_cost: completionCost,
+    first_token_time: firstToken === null ? null : microsToIso(firstToken),
+    metadata,
+  };
+}

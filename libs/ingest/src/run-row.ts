@@ -1,0 +1,135 @@
+import { toEpochMicros, type RunEventFields } from '@th/contracts';
+import { computeRun, emptyRun, type FieldName, type MergedRun } from './run-merge';
+
+/** ClickHouse DateTime64(6) text, UTC. */
+export function chTime(iso: string): string {
+  const micros = toEpochMicros(iso) ?? 0;
+  const ms = Math.floor(micros / 1000);
+  const base = new Date(ms).toISOString(); // 2026-11-22T04:04:29.623Z
+  return `${base.slice(0, 10)} ${base.slice(11, 23)}${String(micros - ms * 1000).padStart(3, '0')}`;
+}
+
+const jsonText = (v: unknown): string => (v === undefined || v === null ? '' : JSON.stringify(v));
+
+export interface RunRowKey {
+  session_id: string;
+  start_time: string;
+}
+export const keyOf = (k: RunRowKey): string => `${k.session_id}|${chTime(k.start_time)}`;
+
+/** The whole merged run as one JSONEachRow line of the runs table. */
+export function runRowJson(run: MergedRun, version: number, receivedAtIso: string): { line: string; key: string } {
+  const f = run.fields;
+  const c = computeRun(run, receivedAtIso);
+  const row = {
+    tenant_id: run.tenant_id,
+    session_id: c.session_id,
+    id: run.id,
+    trace_id: c.trace_id,
+    parent_run_id: c.parent_run_id,
+    parent_run_ids: c.parent_run_ids,
+    reference_example_id: f.reference_example_id ?? null,
+    name: f.name ?? '',
+    run_type: f.run_type ?? '',
+    start_time: chTime(c.start_time),
+    end_time: f.end_time ? chTime(f.end_time) : null,
+    status: c.status,
+    is_root: c.is_root,
+    dotted_order: c.dotted_order,
+    trace_tier: f.trace_tier ?? 'longlived',
+    inputs: jsonText(f.inputs),
+    outputs: jsonText(f.outputs),
+    error: f.error ?? null,
+    extra: jsonText(f.extra),
+    events: jsonText(f.events),
+    serialized: jsonText(f.serialized),
+    tags: f.tags ?? [],
+    metadata: c.metadata,
+    feedback_stats: '',
+    total_tokens: c.total_tokens,
+    prompt_tokens: c.prompt_tokens,
+    completion_tokens: c.completion_tokens,
+    total_cost: c.total_cost,
+    prompt_cost: c.prompt_cost,
+    completion_cost: c.completion_cost,
+    first_token_time: c.first_token_time ? chTime(c.first_token_time) : null,
+    attachments: Object.keys(run.attachments).length ? JSON.stringify(run.attachments) : '',
+    merge_state: JSON.stringify({ p: run.priority }),
+    received_at: chTime(receivedAtIso),
+    version,
+    is_deleted: 0,
+  };
+  return { line: JSON.stringify(row), key: keyOf({ session_id: c.session_id, start_time: c.start_time }) };
+}
+
+/** A delete marker for a version written under an old sorting key. */
+export function tombstoneRowJson(tenantId: string, id: string, key: string, version: number): string {
+  const [session_id, start_time] = key.split('|');
+  return JSON.stringify({ tenant_id: tenantId, id, session_id, start_time, trace_id: id, version, is_deleted: 1 });
+}
+
+/** Columns read back when the writer needs a run it does not hold in memory. */
+export const STORED_RUN_COLUMNS =
+  'tenant_id, id, session_id, trace_id, parent_run_id, dotted_order, name, run_type, start_time, end_time, inputs, outputs, error, extra, events, serialized, tags, reference_example_id, trace_tier, attachments, merge_state, version';
+
+export interface StoredRunRow {
+  tenant_id: string;
+  id: string;
+  session_id: string;
+  trace_id: string;
+  parent_run_id: string | null;
+  dotted_order: string;
+  name: string;
+  run_type: string;
+  start_time: string;
+  end_time: string | null;
+  inputs: string;
+  outputs: string;
+  error: string | null;
+  extra: string;
+  events: string;
+  serialized: string;
+  tags: string[];
+  reference_example_id: string | null;
+  trace_tier: string;
+  attachments: string;
+  merge_state: string;
+  version: number | string;
+}
+
+const isoFromCh = (v: string): string => (v.endsWith('Z') ? v : `${v.replace(' ', 'T')}Z`);
+const parseJson = (v: string): unknown => (v === '' ? undefined : JSON.parse(v));
+
+/** Rebuilds the merged state from a stored row: only fields a client supplied come back. */
+export function mergedFromRow(row: StoredRunRow): MergedRun {
+  const run = emptyRun(row.tenant_id, row.id);
+  const state = JSON.parse(row.merge_state || '{"p":{}}') as { p: Partial<Record<FieldName, number>> };
+  const fields = run.fields as Record<string, unknown>;
+  const values: Record<FieldName, unknown> = {
+    session_id: row.session_id,
+    trace_id: row.trace_id,
+    parent_run_id: row.parent_run_id,
+    dotted_order: row.dotted_order,
+    name: row.name,
+    run_type: row.run_type,
+    start_time: isoFromCh(row.start_time),
+    end_time: row.end_time ? isoFromCh(row.end_time) : null,
+    inputs: parseJson(row.inputs),
+    outputs: parseJson(row.outputs),
+    extra: parseJson(row.extra),
+    events: parseJson(row.events),
+    error: row.error,
+    serialized: parseJson(row.serialized),
+    tags: row.tags,
+    reference_example_id: row.reference_example_id,
+    trace_tier: row.trace_tier,
+  } satisfies Record<keyof RunEventFields, unknown>;
+  for (const [field, p] of Object.entries(state.p) as [FieldName, number][]) {
+    fields[field] = values[field];
+    run.priority[field] = p;
+  }
+  run.attachments = row.attachments ? (JSON.parse(row.attachments) as MergedRun['attachments']) : {};
+  run.version = Number(row.version);
+  run.storedKeys = [keyOf({ session_id: row.session_id, start_time: isoFromCh(row.start_time) })];
+  return run;
+}

@@ -1,0 +1,163 @@
+import { Inject, Injectable, Logger, OnApplicationBootstrap } from '@nestjs/common';
+import { TOPICS, type RunControlEvent, type RunEvent, type TopicPayload } from '@th/contracts';
+import { EventBus, type BusMessage, type Rejection } from '@th/bus';
+import { ClickHouse } from '@th/clickhouse';
+import { RunCache } from './run-cache';
+import { emptyRun, mergeEvent, type MergedRun } from './run-merge';
+import { runRowJson, STORED_RUN_COLUMNS, mergedFromRow, tombstoneRowJson, type StoredRunRow } from './run-row';
+import { INGEST_OPTIONS, type IngestOptions } from './ingest.options';
+
+type RunsMessage = BusMessage<TopicPayload<'runs'>>;
+
+/** Process-wide monotonic version: microseconds since the epoch, never repeating. */
+let lastVersion = 0;
+export function nextVersion(): number {
+  lastVersion = Math.max(lastVersion + 1, Date.now() * 1000);
+  return lastVersion;
+}
+
+/**
+ * The writer role of ingest: consumes run events in batches, merges every POST and PATCH of a run
+ * with what is already stored, writes whole rows to ClickHouse, and only then lets the bus commit.
+ */
+@Injectable()
+export class RunWriterService implements OnApplicationBootstrap {
+  private readonly logger = new Logger('run-writer');
+  private readonly cache: RunCache;
+
+  constructor(
+    private readonly bus: EventBus,
+    private readonly ch: ClickHouse,
+    @Inject(INGEST_OPTIONS) private readonly options: IngestOptions,
+  ) {
+    this.cache = new RunCache(options.writerCacheEntries);
+  }
+
+  async onApplicationBootstrap(): Promise<void> {
+    if (!this.options.writer) return;
+    await this.bus.subscribe(
+      TOPICS.runs,
+      { groupId: 'ingest-writer', maxBatchSize: this.options.writerMaxBatch, onAssignmentChange: () => this.cache.clear() },
+      (batch) => this.handle(batch),
+    );
+  }
+
+  async handle(batch: RunsMessage[]): Promise<{ rejected: Rejection<TopicPayload<'runs'>>[] }> {
+    const rejected: Rejection<TopicPayload<'runs'>>[] = [];
+    const events: { msg: RunsMessage; event: RunEvent }[] = [];
+    const controls: RunControlEvent[] = [];
+    for (const msg of batch) {
+      if (msg.value.kind === 'run') events.push({ msg, event: msg.value });
+      else controls.push(msg.value);
+    }
+    for (const c of controls) await this.deleteSession(c);
+
+    const byRun = new Map<string, { msg: RunsMessage; event: RunEvent }[]>();
+    for (const e of events) {
+      const key = RunCache.key(e.event.tenant_id, e.event.id);
+      const list = byRun.get(key);
+      if (list) list.push(e);
+      else byRun.set(key, [e]);
+    }
+    const states = await this.loadStates([...byRun.keys()]);
+
+    const runLines: string[] = [];
+    const attachmentLines: string[] = [];
+    const updated = new Map<string, MergedRun>();
+    for (const [key, list] of byRun) {
+      const base = states.get(key);
+      const run: MergedRun = base ? cloneRun(base) : emptyRun(list[0].event.tenant_id, list[0].event.id);
+      let changed = !base;
+      const version = nextVersion();
+      try {
+        for (const { event } of list) {
+          if (mergeEvent(run, event)) changed = true;
+          for (const a of event.attachments ?? []) {
+            const size = Buffer.byteLength(a.data_base64, 'base64');
+            run.attachments[a.name] = { mime_type: a.mime_type, size };
+            attachmentLines.push(
+              JSON.stringify({ tenant_id: run.tenant_id, run_id: run.id, name: a.name, mime_type: a.mime_type, data: a.data_base64, version }),
+            );
+            changed = true;
+          }
+        }
+        if (!changed) continue; // a pure redelivery: the stored row is already this run
+        const receivedAt = list[0].event.received_at;
+        const { line, key: rowKey } = runRowJson(run, version, receivedAt);
+        runLines.push(line);
+        for (const old of run.storedKeys) {
+          if (old !== rowKey) runLines.push(tombstoneRowJson(run.tenant_id, run.id, old, version));
+        }
+        run.storedKeys = [rowKey];
+        run.version = version;
+        updated.set(key, run);
+      } catch (err) {
+        // A run that cannot be merged or serialized is poison: dead-letter its events, keep the rest moving.
+        for (const { msg } of list) rejected.push({ message: msg, reason: `merge failed: ${(err as Error).message}` });
+      }
+    }
+    if (attachmentLines.length > 0) await this.ch.insertJsonEachRow('run_attachments', Buffer.from(attachmentLines.join('\n')));
+    if (runLines.length > 0) await this.ch.insertJsonEachRow('runs', Buffer.from(runLines.join('\n')));
+    for (const [key, run] of updated) this.cache.set(key, run);
+    return { rejected };
+  }
+
+  /** Current state of each run: from memory when this writer wrote it last, else from ClickHouse. */
+  private async loadStates(keys: string[]): Promise<Map<string, MergedRun>> {
+    const out = new Map<string, MergedRun>();
+    const missing = new Map<string, string[]>(); // tenant -> ids
+    for (const key of keys) {
+      const hit = this.cache.get(key);
+      if (hit) out.set(key, hit);
+      else {
+        const [tenant, id] = key.split(':');
+        const list = missing.get(tenant);
+        if (list) list.push(id);
+        else missing.set(tenant, [id]);
+      }
+    }
+    for (const [tenant, ids] of missing) {
+      for (let i = 0; i < ids.length; i += 5000) {
+        const chunk = ids.slice(i, i + 5000);
+        // Every live version of each run, whatever its sorting key; the newest is the state.
+        const rows = await this.ch.query<StoredRunRow>(
+          `SELECT ${STORED_RUN_COLUMNS} FROM runs FINAL WHERE tenant_id = {tenant:UUID} AND id IN {ids:Array(UUID)}`,
+          { tenant, ids: chunk },
+        );
+        for (const row of rows) {
+          const key = RunCache.key(row.tenant_id, row.id);
+          const run = mergedFromRow(row);
+          const prev = out.get(key);
+          if (!prev) out.set(key, run);
+          else {
+            const [newer, older] = prev.version >= run.version ? [prev, run] : [run, prev];
+            newer.storedKeys = [...new Set([...newer.storedKeys, ...older.storedKeys])];
+            out.set(key, newer);
+          }
+        }
+      }
+    }
+    return out;
+  }
+
+  private async deleteSession(c: RunControlEvent): Promise<void> {
+    await this.ch.command(
+      'DELETE FROM runs WHERE tenant_id = {tenant:UUID} AND session_id = {session:UUID}',
+      { tenant: c.tenant_id, session: c.session_id },
+      { lightweight_deletes_sync: 2 },
+    );
+    this.cache.deleteWhere((r) => r.tenant_id === c.tenant_id && r.fields.session_id === c.session_id);
+  }
+}
+
+function cloneRun(run: MergedRun): MergedRun {
+  return {
+    tenant_id: run.tenant_id,
+    id: run.id,
+    fields: { ...run.fields },
+    priority: { ...run.priority },
+    attachments: { ...run.attachments },
+    storedKeys: [...run.storedKeys],
+    version: run.version,
+  };
+}

@@ -1,0 +1,65 @@
+import { Body, Controller, Delete, Get, HttpCode, Param, Patch, Post, Query } from '@nestjs/common';
+import {
+  projectCreateQuerySchema,
+  projectCreateSchema,
+  projectGetQuerySchema,
+  projectIdParamSchema,
+  projectListQuerySchema,
+  projectResolveRequestSchema,
+  projectUpdateSchema,
+  type Identity,
+  type Project,
+  type ProjectResolveResponse,
+} from '@th/contracts';
+import { CurrentIdentity } from '@th/auth';
+import { parseOrThrow } from '@th/platform';
+import { ProjectsService } from './projects.service';
+
+@Controller('sessions')
+export class ProjectsController {
+  constructor(private readonly projects: ProjectsService) {}
+
+  @Post()
+  create(@CurrentIdentity() identity: Identity, @Body() body: unknown, @Query() query: unknown): Promise<Project> {
+    const { upsert } = parseOrThrow(projectCreateQuerySchema, query, ['query']);
+    return this.projects.create(identity, parseOrThrow(projectCreateSchema, body, ['body']), upsert ?? false);
+  }
+
+  @Get()
+  list(@CurrentIdentity() identity: Identity, @Query() query: unknown): Promise<Project[]> {
+    return this.projects.list(identity, parseOrThrow(projectListQuerySchema, query, ['query']));
+  }
+
+  @Get(':session_id')
+  get(@CurrentIdentity() identity: Identity, @Param() params: unknown, @Query() query: unknown): Promise<Project> {
+    const { session_id } = parseOrThrow(projectIdParamSchema, params, ['path']);
+    const { include_stats } = parseOrThrow(projectGetQuerySchema, query, ['query']);
+    return this.projects.get(identity, session_id, include_stats ?? false);
+  }
+
+  @Patch(':session_id')
+  update(@CurrentIdentity() identity: Identity, @Param() params: unknown, @Body() body: unknown): Promise<Project> {
+    const { session_id } = parseOrThrow(projectIdParamSchema, params, ['path']);
+    return this.projects.update(identity, session_id, parseOrThrow(projectUpdateSchema, body ?? {}, ['body']));
+  }
+
+  @Delete(':session_id')
+  @HttpCode(202)
+  async delete(@CurrentIdentity() identity: Identity, @Param() params: unknown): Promise<Record<string, never>> {
+    const { session_id } = parseOrThrow(projectIdParamSchema, params, ['path']);
+    await this.projects.delete(identity, session_id);
+    return {};
+  }
+}
+
+/** Service-to-service: ingest resolves project names through this (behind the gateway's signed identity). */
+@Controller('internal/projects')
+export class InternalProjectsController {
+  constructor(private readonly projects: ProjectsService) {}
+
+  @Post('resolve')
+  @HttpCode(200)
+  resolve(@CurrentIdentity() identity: Identity, @Body() body: unknown): Promise<ProjectResolveResponse> {
+    return this.projects.resolve(identity, parseOrThrow(projectResolveRequestSchema, body, ['body']));
+  }
+}

@@ -1,0 +1,142 @@
+import { Injectable } from '@nestjs/common';
+import { randomUUID } from 'node:crypto';
+import {
+  TOPICS,
+  type Identity,
+  type Project,
+  type ProjectCreate,
+  type ProjectListQuery,
+  type ProjectResolveRequest,
+  type ProjectResolveResponse,
+  type ProjectUpdate,
+} from '@th/contracts';
+import { EventBus } from '@th/bus';
+import { ValidationFailed, conflict, notFound } from '@th/platform';
+import { ProjectEntity } from './project.entity';
+import { ProjectsRepository } from './projects.repository';
+import { RunsService } from '../runs/runs.service';
+
+/** Tracing projects (sessions): metadata in Postgres, statistics from the runs in ClickHouse. */
+@Injectable()
+export class ProjectsService {
+  constructor(
+    private readonly repo: ProjectsRepository,
+    private readonly runs: RunsService,
+    private readonly bus: EventBus,
+  ) {}
+
+  async create(identity: Identity, body: ProjectCreate, upsert: boolean): Promise<Project> {
+    const now = new Date();
+    const entity = Object.assign(new ProjectEntity(), {
+      id: body.id ?? randomUUID(),
+      tenant_id: identity.tenant_id,
+      name: body.name,
+      description: body.description ?? null,
+      extra: body.extra ?? null,
+      start_time: body.start_time ? new Date(body.start_time) : now,
+      end_time: body.end_time ? new Date(body.end_time) : null,
+      reference_dataset_id: body.reference_dataset_id ?? null,
+      default_dataset_id: body.default_dataset_id ?? null,
+      trace_tier: body.trace_tier ?? null,
+      created_at: now,
+      modified_at: now,
+    });
+    const inserted = await this.repo.insert(entity);
+    if (inserted) return this.present(inserted);
+    const existing = await this.repo.findByName(identity, body.name);
+    if (upsert && existing) return this.present(existing);
+    throw conflict(`Project with name "${body.name}" already exists`);
+  }
+
+  async get(identity: Identity, id: string, includeStats: boolean): Promise<Project> {
+    const p = await this.repo.findById(identity, id);
+    if (!p) throw notFound(`Project ${id}`);
+    return includeStats ? this.withStats(identity, p) : this.present(p);
+  }
+
+  async list(identity: Identity, q: ProjectListQuery): Promise<Project[]> {
+    let metadata: Record<string, unknown> | undefined;
+    if (q.metadata) {
+      try {
+        metadata = JSON.parse(q.metadata) as Record<string, unknown>;
+      } catch {
+        throw new ValidationFailed([{ loc: ['query', 'metadata'], msg: 'metadata must be a JSON object', type: 'json_invalid' }]);
+      }
+    }
+    const rows = await this.repo.list(
+      identity,
+      { ids: q.id, name: q.name, nameContains: q.name_contains, referenceDatasets: q.reference_dataset, referenceFree: q.reference_free, metadata },
+      { offset: q.offset, limit: q.limit },
+    );
+    return q.include_stats ? Promise.all(rows.map((r) => this.withStats(identity, r))) : rows.map((r) => this.present(r));
+  }
+
+  async update(identity: Identity, id: string, body: ProjectUpdate): Promise<Project> {
+    const p = await this.repo.findById(identity, id);
+    if (!p) throw notFound(`Project ${id}`);
+    const patch: Partial<ProjectEntity> = { modified_at: new Date() };
+    if (body.name != null && body.name !== p.name) {
+      const clash = await this.repo.findByName(identity, body.name);
+      if (clash) throw conflict(`Project with name "${body.name}" already exists`);
+      patch.name = body.name;
+    }
+    if (body.description != null) patch.description = body.description;
+    if (body.extra != null) patch.extra = body.extra;
+    if (body.end_time != null) patch.end_time = new Date(body.end_time);
+    if (body.default_dataset_id != null) patch.default_dataset_id = body.default_dataset_id;
+    if (body.trace_tier != null) patch.trace_tier = body.trace_tier;
+    await this.repo.update(identity, id, patch);
+    return this.present({ ...p, ...patch } as ProjectEntity);
+  }
+
+  /** Removes the project and, through the writer, every run in it. */
+  async delete(identity: Identity, id: string): Promise<void> {
+    const deleted = await this.repo.delete(identity, id);
+    if (!deleted) throw notFound(`Project ${id}`);
+    await this.bus.publish(TOPICS.runs, [{ key: id, value: { kind: 'delete_session', tenant_id: identity.tenant_id, session_id: id } }]);
+  }
+
+  async resolve(identity: Identity, req: ProjectResolveRequest): Promise<ProjectResolveResponse> {
+    const byName = await this.repo.ensureNames(identity, [...new Set(req.names)]);
+    const found = new Set((await this.repo.findByIds(identity, [...new Set(req.ids)])).map((p) => p.id));
+    return { by_name: byName, missing_ids: req.ids.filter((id) => !found.has(id)) };
+  }
+
+  private async withStats(identity: Identity, p: ProjectEntity): Promise<Project> {
+    const s = await this.runs.stats(identity, { session: [p.id] });
+    return {
+      ...this.present(p),
+      run_count: s.run_count,
+      latency_p50: s.latency_p50,
+      latency_p99: s.latency_p99,
+      first_token_p50: s.first_token_p50,
+      first_token_p99: s.first_token_p99,
+      total_tokens: s.total_tokens,
+      prompt_tokens: s.prompt_tokens,
+      completion_tokens: s.completion_tokens,
+      total_cost: s.total_cost,
+      prompt_cost: s.prompt_cost,
+      completion_cost: s.completion_cost,
+      error_rate: s.error_rate,
+      streaming_rate: s.streaming_rate,
+      last_run_start_time: s.last_run_start_time,
+    };
+  }
+
+  private present(p: ProjectEntity): Project {
+    return {
+      id: p.id,
+      tenant_id: p.tenant_id,
+      name: p.name,
+      description: p.description,
+      extra: p.extra,
+      start_time: p.start_time.toISOString(),
+      end_time: p.end_time ? p.end_time.toISOString() : null,
+      reference_dataset_id: p.reference_dataset_id,
+      default_dataset_id: p.default_dataset_id,
+      trace_tier: p.trace_tier,
+      created_at: p.created_at.toISOString(),
+      modified_at: p.modified_at.toISOString(),
+    };
+  }
+}

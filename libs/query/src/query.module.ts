@@ -1,0 +1,29 @@
+import { DynamicModule, Module } from '@nestjs/common';
+import { DataSource } from 'typeorm';
+import { ProjectsController, InternalProjectsController } from './projects/projects.controller';
+import { ProjectsRepository } from './projects/projects.repository';
+import { ProjectsService } from './projects/projects.service';
+import { RunsController } from './runs/runs.controller';
+import { RunsRepository } from './runs/runs.repository';
+import { RunsService } from './runs/runs.service';
+
+export const QUERY_DATA_SOURCE = Symbol('QUERY_DATA_SOURCE');
+
+/** Tracing reads and tracing metadata. Needs ClickHouse and EventBus from the host, and its own DataSource. */
+@Module({})
+export class QueryModule {
+  static forRoot(dataSource: DataSource): DynamicModule {
+    return {
+      module: QueryModule,
+      controllers: [RunsController, ProjectsController, InternalProjectsController],
+      providers: [
+        { provide: QUERY_DATA_SOURCE, useValue: dataSource },
+        { provide: ProjectsRepository, useFactory: () => new ProjectsRepository(dataSource) },
+        RunsRepository,
+        RunsService,
+        ProjectsService,
+      ],
+      exports: [ProjectsService, RunsService],
+    };
+  }
+}

@@ -1,0 +1,150 @@
+import { Injectable } from '@nestjs/common';
+import {
+  RUN_RECORD_FIELDS,
+  type Identity,
+  type RunQuery,
+  type RunRecord,
+  type RunStats,
+  type RunStatsQuery,
+} from '@th/contracts';
+import { DomainError, ErrorCode, ValidationFailed, notFound } from '@th/platform';
+import { compileFilter, FilterSyntaxError } from '../filter';
+import { RunsRepository, type Condition, type StoredRun } from './runs.repository';
+
+const DEFAULT_SELECT = RUN_RECORD_FIELDS;
+const JSON_OBJECT_FIELDS = new Set(['inputs', 'outputs', 'extra', 'serialized', 'feedback_stats']);
+
+interface Cursor {
+  t: string;
+  id: string;
+}
+
+/** Tracing reads: one run, filtered lists with keyset paging, and aggregate stats. */
+@Injectable()
+export class RunsService {
+  constructor(private readonly runs: RunsRepository) {}
+
+  async get(identity: Identity, id: string): Promise<Partial<RunRecord>> {
+    const row = await this.runs.getById(identity, id, DEFAULT_SELECT);
+    if (!row) throw notFound(`Run ${id}`);
+    return this.present(identity, row, DEFAULT_SELECT);
+  }
+
+  async query(identity: Identity, q: RunQuery): Promise<{ runs: Partial<RunRecord>[]; cursors: { next: string | null; prev: null } }> {
+    const conditions = this.conditions(identity, q);
+    if (q.cursor) {
+      const c = decodeCursor(q.cursor);
+      const op = q.order === 'asc' ? '>' : '<';
+      conditions.push({
+        sql: `(start_time, id) ${op} (parseDateTime64BestEffort({cursor_t:String}, 6, 'UTC'), toUUID({cursor_id:String}))`,
+        params: { cursor_t: c.t, cursor_id: c.id },
+      });
+    }
+    const select = q.select && q.select.length > 0 ? q.select : DEFAULT_SELECT;
+    const rows = await this.runs.list(identity, conditions, select, q.order, q.limit + 1);
+    const page = rows.slice(0, q.limit);
+    const last = page[page.length - 1];
+    const next = rows.length > q.limit && last ? encodeCursor({ t: String(last.start_time), id: String(last.id) }) : null;
+    return { runs: page.map((r) => this.present(identity, r, select)), cursors: { next, prev: null } };
+  }
+
+  async stats(identity: Identity, q: RunStatsQuery): Promise<RunStats> {
+    const s = await this.runs.stats(identity, this.conditions(identity, { ...q, limit: 1, order: 'desc' }));
+    const count = Number(s.run_count ?? 0);
+    const latency = (s.latency as (number | null)[] | undefined) ?? [];
+    const firstToken = (s.first_token as (number | null)[] | undefined) ?? [];
+    const finite = (v: unknown) => (typeof v === 'number' && Number.isFinite(v) ? v : null);
+    const errorCount = Number(s.error_count ?? 0);
+    return {
+      run_count: count,
+      error_count: errorCount,
+      error_rate: count > 0 ? errorCount / count : null,
+      latency_p50: count > 0 ? finite(latency[0]) : null,
+      latency_p99: count > 0 ? finite(latency[1]) : null,
+      first_token_p50: Number(s.streaming_count ?? 0) > 0 ? finite(firstToken[0]) : null,
+      first_token_p99: Number(s.streaming_count ?? 0) > 0 ? finite(firstToken[1]) : null,
+      total_tokens: Number(s.total_tokens ?? 0),
+      prompt_tokens: Number(s.prompt_tokens ?? 0),
+      completion_tokens: Number(s.completion_tokens ?? 0),
+      median_tokens: finite(s.median_tokens),
+      total_cost: finite(s.total_cost),
+      prompt_cost: finite(s.prompt_cost),
+      completion_cost: finite(s.completion_cost),
+      streaming_rate: count > 0 ? Number(s.streaming_count ?? 0) / count : null,
+      last_run_start_time: typeof s.last_run_start_time === 'string' ? s.last_run_start_time : null,
+    };
+  }
+
+  private conditions(identity: Identity, q: Omit<RunQuery, 'select' | 'cursor'> & Partial<Pick<RunQuery, 'select' | 'cursor'>>): Condition[] {
+    const c: Condition[] = [];
+    if (q.session && q.session.length > 0) c.push({ sql: 'session_id IN {session:Array(UUID)}', params: { session: q.session } });
+    if (q.id && q.id.length > 0) c.push({ sql: 'id IN {ids:Array(UUID)}', params: { ids: q.id } });
+    if (q.trace) c.push({ sql: 'trace_id = {trace:UUID}', params: { trace: q.trace } });
+    if (q.parent_run) c.push({ sql: 'parent_run_id = {parent:UUID}', params: { parent: q.parent_run } });
+    if (q.run_type) c.push({ sql: 'run_type = {run_type:String}', params: { run_type: q.run_type } });
+    if (q.is_root !== null && q.is_root !== undefined) c.push({ sql: 'is_root = {is_root:Bool}', params: { is_root: q.is_root } });
+    if (q.error !== null && q.error !== undefined) c.push({ sql: q.error ? 'error IS NOT NULL' : 'error IS NULL', params: {} });
+    if (q.start_time) c.push({ sql: "start_time >= parseDateTime64BestEffort({start:String}, 6, 'UTC')", params: { start: q.start_time } });
+    if (q.end_time) c.push({ sql: "start_time < parseDateTime64BestEffort({end:String}, 6, 'UTC')", params: { end: q.end_time } });
+    if (q.reference_example && q.reference_example.length > 0) {
+      c.push({ sql: 'reference_example_id IN {ref:Array(UUID)}', params: { ref: q.reference_example } });
+    }
+    if (q.tags && q.tags.length > 0) c.push({ sql: 'hasAll(tags, {tags:Array(String)})', params: { tags: q.tags } });
+    Object.entries(q.metadata ?? {}).forEach(([k, v], i) => {
+      c.push({ sql: `metadata[{mk${i}:String}] = {mv${i}:String}`, params: { [`mk${i}`]: k, [`mv${i}`]: String(v) } });
+    });
+    if (q.execution_order === 1) c.push({ sql: 'is_root', params: {} });
+    const compile = (expr: string, prefix: string, field: string) => {
+      try {
+        return compileFilter(expr, { paramPrefix: prefix, tenantParam: 'tenant' });
+      } catch (err) {
+        if (err instanceof FilterSyntaxError) throw new ValidationFailed([{ loc: ['body', field], msg: err.message, type: 'value_error' }]);
+        throw err;
+      }
+    };
+    if (q.filter) c.push(compile(q.filter, 'f_', 'filter'));
+    if (q.trace_filter) {
+      const f = compile(q.trace_filter, 'tf_', 'trace_filter');
+      c.push({ sql: `trace_id IN (SELECT id FROM runs FINAL WHERE tenant_id = {tenant:UUID} AND is_root AND (${f.sql}))`, params: f.params });
+    }
+    if (q.tree_filter) {
+      const f = compile(q.tree_filter, 'tr_', 'tree_filter');
+      c.push({ sql: `trace_id IN (SELECT trace_id FROM runs FINAL WHERE tenant_id = {tenant:UUID} AND (${f.sql}))`, params: f.params });
+    }
+    if (q.query) {
+      c.push({ sql: 'positionCaseInsensitive(concat(name, inputs, outputs, ifNull(error, \'\')), {q:String}) > 0', params: { q: q.query } });
+    }
+    void identity;
+    return c;
+  }
+
+  private present(identity: Identity, row: StoredRun, fields: readonly (keyof RunRecord)[]): Partial<RunRecord> {
+    const out: Record<string, unknown> = {};
+    for (const f of fields) {
+      const v = row[f];
+      if (JSON_OBJECT_FIELDS.has(f)) out[f] = typeof v === 'string' && v !== '' ? JSON.parse(v) : null;
+      else if (f === 'events') out[f] = typeof v === 'string' && v !== '' ? JSON.parse(v) : [];
+      else if (f === 'attachments') out[f] = typeof v === 'string' && v !== '' ? JSON.parse(v) : {};
+      else if (f === 'app_path') out[f] = `/o/${identity.organization_id}/projects/p/${String(row.session_id)}/r/${String(row.id)}?trace_id=${String(row.trace_id)}`;
+      else if (f === 'tenant_id') out[f] = identity.tenant_id;
+      else if (f === 'is_root') out[f] = v === true || v === 1 || v === '1';
+      else if (['total_tokens', 'prompt_tokens', 'completion_tokens'].includes(f)) out[f] = Number(v ?? 0);
+      else out[f] = v ?? null;
+    }
+    return out as Partial<RunRecord>;
+  }
+}
+
+function encodeCursor(c: Cursor): string {
+  return Buffer.from(JSON.stringify(c)).toString('base64url');
+}
+
+function decodeCursor(raw: string): Cursor {
+  try {
+    const c = JSON.parse(Buffer.from(raw, 'base64url').toString('utf8')) as Cursor;
+    if (typeof c.t === 'string' && typeof c.id === 'string' && /^[0-9a-f-]{36}$/i.test(c.id)) return c;
+  } catch {
+    // fall through
+  }
+  throw new DomainError(ErrorCode.Validation, 'invalid cursor', [{ loc: ['body', 'cursor'], msg: 'Invalid cursor', type: 'value_error' }]);
+}
