@@ -2,3 +2,4 @@ export * from './bus';
 export * from './in-process.bus';
 export * from './kafka.bus';
 export * from './bus.module';
+export * from './bus-service';

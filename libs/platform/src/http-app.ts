@@ -1,5 +1,6 @@
 import type { INestApplication } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
+import type { NextFunction, Request, Response } from 'express';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import { apiPrefixRewrite, bodyReader } from './body-reader';
 import { HttpExceptionFilter } from './http-exception.filter';
@@ -9,6 +10,8 @@ export interface HttpAppOptions {
   service: string;
   logLevel: LogLevel;
   maxBodyBytes: number;
+  /** Middleware that must see the raw request stream (the gateway's proxy). */
+  beforeBody?: ((req: Request, res: Response, next: NextFunction) => void)[];
 }
 
 /** Creates a Nest HTTP app with the house body handling, error shapes and path prefixes. */
@@ -20,9 +23,34 @@ export async function createHttpApp(module: Parameters<typeof NestFactory.create
   });
   app.disable('x-powered-by');
   app.set('etag', false);
+  for (const mw of opts.beforeBody ?? []) app.use(mw);
   app.use(apiPrefixRewrite);
   app.use(bodyReader(opts.maxBodyBytes));
   app.useGlobalFilters(new HttpExceptionFilter());
   app.enableShutdownHooks();
   return app;
+}
+
+/** Runs a service until SIGINT/SIGTERM, then closes it in order (intake, consumers, writers, clients). */
+export function runUntilSignal(name: string, start: () => Promise<{ close(): Promise<void>; url: string }>): void {
+  start()
+    .then((running) => {
+      process.stdout.write(JSON.stringify({ time: new Date().toISOString(), level: 'info', service: name, msg: `listening on ${running.url}` }) + '\n');
+      const stop = (signal: string) => {
+        process.stdout.write(JSON.stringify({ time: new Date().toISOString(), level: 'info', service: name, msg: `${signal}: shutting down` }) + '\n');
+        running.close().then(
+          () => process.exit(0),
+          (err: unknown) => {
+            process.stderr.write(`${String(err)}\n`);
+            process.exit(1);
+          },
+        );
+      };
+      process.once('SIGINT', () => stop('SIGINT'));
+      process.once('SIGTERM', () => stop('SIGTERM'));
+    })
+    .catch((err: unknown) => {
+      process.stderr.write(`${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
+      process.exit(1);
+    });
 }

@@ -1,8 +1,19 @@
-const realSetTimeout = global.setTimeout; (global as unknown as { setTimeout: unknown }).setTimeout = ((fn: () => void, ms?: number, ...a: unknown[]) => { if ((ms ?? 0) >= 5000) process.stderr.write("TIMER " + ms + " " + new Error().stack?.split("\\n").slice(2, 7).join(" | ") + "\\n"); return realSetTimeout(fn, ms, ...a); }) as unknown;
 import { Kafka, logLevel, Producer } from 'kafkajs';
 import { KafkaServer, startKafka } from './kafka-server';
 
 jest.setTimeout(120_000);
+
+async function withTimeout<T>(promise: Promise<T>, ms: number, message: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    return await Promise.race([
+      promise,
+      new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(message)), ms))),
+    ]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
 
 describe('startKafka (real KRaft broker)', () => {
   let server: KafkaServer | undefined;
@@ -43,10 +54,7 @@ describe('startKafka (real KRaft broker)', () => {
         gotFirst();
       },
     });
-    await Promise.race([
-      firstMessage,
-      new Promise((_, reject) => setTimeout(() => reject(new Error('no message consumed within 30 s')), 30_000)),
-    ]);
+    await withTimeout(firstMessage, 30_000, 'no message consumed within 30 s');
     await consumer.disconnect();
     expect(received).toEqual(['before-restart']);
 

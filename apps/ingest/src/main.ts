@@ -1,0 +1,80 @@
+import 'reflect-metadata';
+import { Global, Module } from '@nestjs/common';
+import { APP_GUARD } from '@nestjs/core';
+import { z } from 'zod';
+import { AuthGuard, IDENTITY_RESOLVER, INTERNAL_SIGNING_KEY, SignedHeaderIdentityResolver } from '@th/auth';
+import { BusModule } from '@th/bus';
+import { ClickHouse, ClickHouseModule, migrateClickHouse } from '@th/clickhouse';
+import { bool, clickhouseConfigShape, commonConfigShape, internalAuthShape, kafkaConfigShape, loadConfig, port } from '@th/config';
+import { CachedProjectDirectory, HttpProjectDirectory, IngestModule, ProjectDirectory } from '@th/ingest';
+import { HealthModule, createHttpApp, runUntilSignal } from '@th/platform';
+
+const configSchema = z.object({
+  ...commonConfigShape,
+  ...internalAuthShape,
+  ...kafkaConfigShape,
+  ...clickhouseConfigShape,
+  PORT: port(8081),
+  HOST: z.string().default('0.0.0.0'),
+  QUERY_URL: z.string().url(),
+  INGEST_WRITER: bool(true),
+  MAX_BODY_BYTES: z.coerce.number().int().min(1024).default(25 * 1024 * 1024),
+  INGEST_BATCH_SIZE_LIMIT: z.coerce.number().int().min(1).default(100),
+  WRITER_MAX_BATCH: z.coerce.number().int().min(1).default(20_000),
+  WRITER_CACHE_ENTRIES: z.coerce.number().int().min(0).default(100_000),
+});
+
+runUntilSignal('ingest', async () => {
+  const config = loadConfig(configSchema, process.env);
+  const ch = ClickHouse.connect({
+    kind: 'http',
+    url: config.CLICKHOUSE_URL,
+    user: config.CLICKHOUSE_USER,
+    password: config.CLICKHOUSE_PASSWORD,
+    database: config.CLICKHOUSE_DATABASE,
+  });
+  await migrateClickHouse(ch);
+  @Global()
+  @Module({
+    providers: [
+      {
+        provide: ProjectDirectory,
+        useValue: new CachedProjectDirectory(new HttpProjectDirectory(config.QUERY_URL, config.INTERNAL_SIGNING_KEY), 10_000),
+      },
+    ],
+    exports: [ProjectDirectory],
+  })
+  class WiringModule {}
+  @Module({
+    imports: [
+      HealthModule,
+      BusModule.forRoot({
+        kafka: {
+          brokers: config.KAFKA_BROKERS.split(','),
+          clientId: `${config.KAFKA_CLIENT_ID}-ingest`,
+          partitions: config.KAFKA_TOPIC_PARTITIONS,
+          replicationFactor: config.KAFKA_REPLICATION_FACTOR,
+        },
+      }),
+      ClickHouseModule.forRoot(ch),
+      WiringModule,
+      IngestModule.forRoot({
+        writer: config.INGEST_WRITER,
+        writerMaxBatch: config.WRITER_MAX_BATCH,
+        writerCacheEntries: config.WRITER_CACHE_ENTRIES,
+        maxBodyBytes: config.MAX_BODY_BYTES,
+        batchSizeLimit: config.INGEST_BATCH_SIZE_LIMIT,
+      }),
+    ],
+    providers: [
+      { provide: INTERNAL_SIGNING_KEY, useValue: config.INTERNAL_SIGNING_KEY },
+      { provide: IDENTITY_RESOLVER, useClass: SignedHeaderIdentityResolver },
+      { provide: APP_GUARD, useClass: AuthGuard },
+    ],
+  })
+  class IngestAppModule {}
+  const app = await createHttpApp(IngestAppModule, { service: 'ingest', logLevel: config.LOG_LEVEL, maxBodyBytes: config.MAX_BODY_BYTES });
+  await app.listen(config.PORT, config.HOST);
+  const { port: bound } = app.getHttpServer().address() as { port: number };
+  return { url: `http://${config.HOST}:${bound}`, close: () => app.close() };
+});

@@ -1,0 +1,66 @@
+import 'reflect-metadata';
+import { Module } from '@nestjs/common';
+import { APP_GUARD } from '@nestjs/core';
+import { z } from 'zod';
+import { AuthGuard, IDENTITY_RESOLVER, INTERNAL_SIGNING_KEY, SignedHeaderIdentityResolver } from '@th/auth';
+import { BusModule } from '@th/bus';
+import { ClickHouse, ClickHouseModule, migrateClickHouse } from '@th/clickhouse';
+import { clickhouseConfigShape, commonConfigShape, internalAuthShape, kafkaConfigShape, loadConfig, port, secret } from '@th/config';
+import { openServiceDataSource } from '@th/database';
+import { HealthModule, createHttpApp, runUntilSignal } from '@th/platform';
+import { QUERY_ENTITIES, QUERY_MIGRATIONS, QueryModule } from '@th/query';
+
+const configSchema = z.object({
+  ...commonConfigShape,
+  ...internalAuthShape,
+  ...kafkaConfigShape,
+  ...clickhouseConfigShape,
+  PORT: port(8082),
+  HOST: z.string().default('0.0.0.0'),
+  DATABASE_URL: secret(z.string().url()),
+  MAX_BODY_BYTES: z.coerce.number().int().min(1024).default(25 * 1024 * 1024),
+});
+
+runUntilSignal('query', async () => {
+  const config = loadConfig(configSchema, process.env);
+  const ch = ClickHouse.connect({
+    kind: 'http',
+    url: config.CLICKHOUSE_URL,
+    user: config.CLICKHOUSE_USER,
+    password: config.CLICKHOUSE_PASSWORD,
+    database: config.CLICKHOUSE_DATABASE,
+  });
+  await migrateClickHouse(ch);
+  const db = await openServiceDataSource({ url: config.DATABASE_URL, schema: 'query', entities: QUERY_ENTITIES, migrations: QUERY_MIGRATIONS });
+  @Module({
+    imports: [
+      HealthModule,
+      BusModule.forRoot({
+        kafka: {
+          brokers: config.KAFKA_BROKERS.split(','),
+          clientId: `${config.KAFKA_CLIENT_ID}-query`,
+          partitions: config.KAFKA_TOPIC_PARTITIONS,
+          replicationFactor: config.KAFKA_REPLICATION_FACTOR,
+        },
+      }),
+      ClickHouseModule.forRoot(ch),
+      QueryModule.forRoot(db),
+    ],
+    providers: [
+      { provide: INTERNAL_SIGNING_KEY, useValue: config.INTERNAL_SIGNING_KEY },
+      { provide: IDENTITY_RESOLVER, useClass: SignedHeaderIdentityResolver },
+      { provide: APP_GUARD, useClass: AuthGuard },
+    ],
+  })
+  class QueryAppModule {}
+  const app = await createHttpApp(QueryAppModule, { service: 'query', logLevel: config.LOG_LEVEL, maxBodyBytes: config.MAX_BODY_BYTES });
+  await app.listen(config.PORT, config.HOST);
+  const { port: bound } = app.getHttpServer().address() as { port: number };
+  return {
+    url: `http://${config.HOST}:${bound}`,
+    async close() {
+      await app.close();
+      await db.destroy();
+    },
+  };
+});

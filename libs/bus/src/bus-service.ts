@@ -1,0 +1,51 @@
+import { Module, type DynamicModule, type Type } from '@nestjs/common';
+import { APP_GUARD } from '@nestjs/core';
+import { z } from 'zod';
+import { AuthGuard, IDENTITY_RESOLVER, INTERNAL_SIGNING_KEY, SignedHeaderIdentityResolver } from '@th/auth';
+import { commonConfigShape, internalAuthShape, kafkaConfigShape, loadConfig, port } from '@th/config';
+import { HealthModule, createHttpApp, runUntilSignal } from '@th/platform';
+import { EventBus } from './bus';
+import { BusModule } from './bus.module';
+
+export const busServiceConfigShape = {
+  ...commonConfigShape,
+  ...internalAuthShape,
+  ...kafkaConfigShape,
+  HOST: z.string().default('0.0.0.0'),
+  MAX_BODY_BYTES: z.coerce.number().int().min(1024).default(25 * 1024 * 1024),
+};
+
+/**
+ * Runs a service that talks to the others only over Kafka (and the gateway's signed identity):
+ * health endpoints, the bus joined at boot, and the service's own domain module.
+ */
+export function runBusService(name: string, defaultPort: number, domain: Type<unknown> | DynamicModule): void {
+  runUntilSignal(name, async () => {
+    const config = loadConfig(z.object({ ...busServiceConfigShape, PORT: port(defaultPort) }), process.env);
+    @Module({
+      imports: [
+        HealthModule,
+        BusModule.forRoot({
+          kafka: {
+            brokers: config.KAFKA_BROKERS.split(','),
+            clientId: `${config.KAFKA_CLIENT_ID}-${name}`,
+            partitions: config.KAFKA_TOPIC_PARTITIONS,
+            replicationFactor: config.KAFKA_REPLICATION_FACTOR,
+          },
+        }),
+        domain,
+      ],
+      providers: [
+        { provide: INTERNAL_SIGNING_KEY, useValue: config.INTERNAL_SIGNING_KEY },
+        { provide: IDENTITY_RESOLVER, useClass: SignedHeaderIdentityResolver },
+        { provide: APP_GUARD, useClass: AuthGuard },
+      ],
+    })
+    class ServiceModule {}
+    const app = await createHttpApp(ServiceModule, { service: name, logLevel: config.LOG_LEVEL, maxBodyBytes: config.MAX_BODY_BYTES });
+    await app.get(EventBus).healthy(); // joins the bus: topics exist, producer connected
+    await app.listen(config.PORT, config.HOST);
+    const { port: bound } = app.getHttpServer().address() as { port: number };
+    return { url: `http://${config.HOST}:${bound}`, close: () => app.close() };
+  });
+}

@@ -1,0 +1,421 @@
+import { ChildProcess, spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { closeSync, existsSync, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { Kafka, logLevel } from 'kafkajs';
+
+export interface KafkaServerOptions {
+  /** Where server.properties, the log segments and broker.log live. A temp dir by default. */
+  dataDir?: string;
+  /** PLAINTEXT listener port on 127.0.0.1. A free one by default. */
+  port?: number;
+  /** Readiness deadline for (re)starts. Default 90 s. */
+  startTimeoutMs?: number;
+}
+
+export interface KafkaServer {
+  /** `127.0.0.1:<port>`, ready for `new Kafka({ brokers: [server.brokers] })`. */
+  brokers: string;
+  port: number;
+  /** Stops the broker with SIGTERM and waits for it to exit. The data dir is kept. */
+  stop(): Promise<void>;
+  /** SIGKILL, waits for exit. The data dir is kept, so `restart()` recovers from it. */
+  kill(): Promise<void>;
+  /** Stops (SIGTERM) if running, then starts again on the same ports and data dir. */
+  restart(): Promise<void>;
+  readonly dataDir: string;
+  readonly controllerPort: number;
+  /** The broker's log4j output; its tail is included in start-up errors. */
+  readonly logFile: string;
+}
+
+const DEFAULT_START_TIMEOUT_MS = 90_000;
+const STOP_GRACE_MS = 30_000;
+const HEAP = ['-Xms128m', '-Xmx512m'];
+
+const liveChildren = new Set<ChildProcess>();
+const autoCreatedDirs = new Set<string>();
+let exitHookInstalled = false;
+
+function installExitHook(): void {
+  if (exitHookInstalled) return;
+  exitHookInstalled = true;
+  process.on('exit', () => {
+    for (const child of liveChildren) {
+      try {
+        child.kill('SIGKILL');
+      } catch {
+        // already gone
+      }
+    }
+    for (const dir of autoCreatedDirs) {
+      try {
+        rmSync(dir, { recursive: true, force: true });
+      } catch {
+        // best effort on the way out
+      }
+    }
+  });
+}
+
+function findRepoRoot(): string {
+  // Works from the TS sources and from the swc output in dist/ alike.
+  let dir = __dirname;
+  for (let i = 0; i < 12; i++) {
+    if (existsSync(join(dir, 'scripts', 'kafka', 'fetch.sh'))) return dir;
+    const parent = dirname(dir);
+    if (parent === dir) break;
+    dir = parent;
+  }
+  throw new Error(`kafka-server: cannot find scripts/kafka/fetch.sh above ${__dirname}`);
+}
+
+function runProcess(cmd: string, args: string[], opts: { cwd?: string; timeoutMs: number }): Promise<string> {
+  return new Promise((resolvePromise, reject) => {
+    const child = spawn(cmd, args, { cwd: opts.cwd, stdio: ['ignore', 'pipe', 'pipe'] });
+    let output = '';
+    child.stdout?.on('data', (d: Buffer) => (output += d.toString()));
+    child.stderr?.on('data', (d: Buffer) => (output += d.toString()));
+    const timer = setTimeout(() => child.kill('SIGKILL'), opts.timeoutMs);
+    child.on('error', (err) => {
+      clearTimeout(timer);
+      reject(err);
+    });
+    child.on('close', (code, signal) => {
+      clearTimeout(timer);
+      if (code === 0) resolvePromise(output);
+      else reject(new Error(`${cmd} ${args.join(' ')} failed (${signal ?? `exit ${code}`}):\n${output}`));
+    });
+  });
+}
+
+let libsPromise: Promise<string> | undefined;
+
+/** Runs scripts/kafka/fetch.sh unless the jar cache is already complete; returns the libs dir. */
+export function ensureKafkaLibs(): Promise<string> {
+  libsPromise ??= (async () => {
+    const root = findRepoRoot();
+    const libs = join(root, '.cache', 'kafka', 'libs');
+    // fetch.sh is the single authority on "complete" (it hashes pom.xml); on a
+    // warm cache it returns in ~10 ms.
+    await runProcess('bash', [join(root, 'scripts', 'kafka', 'fetch.sh')], { cwd: root, timeoutMs: 10 * 60_000 });
+    return libs;
+  })();
+  libsPromise.catch(() => (libsPromise = undefined));
+  return libsPromise;
+}
+
+function freePort(): Promise<number> {
+  return new Promise((resolvePromise, reject) => {
+    const srv = createServer();
+    srv.unref();
+    srv.once('error', reject);
+    srv.listen(0, '127.0.0.1', () => {
+      const address = srv.address();
+      if (address === null || typeof address === 'string') {
+        srv.close();
+        reject(new Error('kafka-server: could not allocate a port'));
+        return;
+      }
+      srv.close(() => resolvePromise(address.port));
+    });
+  });
+}
+
+/** Kafka's Uuid.toString(): 16 random bytes, URL-safe base64 without padding. */
+function randomClusterId(): string {
+  return randomBytes(16).toString('base64url');
+}
+
+function tail(file: string, lines: number): string {
+  try {
+    return readFileSync(file, 'utf8').split('\n').slice(-lines).join('\n');
+  } catch {
+    return '(no output)';
+  }
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((r) => setTimeout(r, ms));
+}
+
+interface Layout {
+  dataDir: string;
+  logDir: string;
+  propertiesFile: string;
+  log4jFile: string;
+  logFile: string;
+  stdoutFile: string;
+  pidFile: string;
+}
+
+function writeConfig(layout: Layout, port: number, controllerPort: number): void {
+  const props: Record<string, string | number | boolean> = {
+    'process.roles': 'broker,controller',
+    'node.id': 1,
+    'controller.quorum.voters': `1@127.0.0.1:${controllerPort}`,
+    listeners: `PLAINTEXT://127.0.0.1:${port},CONTROLLER://127.0.0.1:${controllerPort}`,
+    'advertised.listeners': `PLAINTEXT://127.0.0.1:${port}`,
+    'listener.security.protocol.map': 'PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT',
+    'controller.listener.names': 'CONTROLLER',
+    'inter.broker.listener.name': 'PLAINTEXT',
+    'log.dirs': layout.logDir,
+    'num.partitions': 4,
+    'default.replication.factor': 1,
+    'min.insync.replicas': 1,
+    'offsets.topic.replication.factor': 1,
+    // 50 by default; creating them delays the first consumer group join by seconds.
+    'offsets.topic.num.partitions': 4,
+    'transaction.state.log.replication.factor': 1,
+    'transaction.state.log.min.isr': 1,
+    'transaction.state.log.num.partitions': 4,
+    'auto.create.topics.enable': true,
+    'delete.topic.enable': true,
+    'group.initial.rebalance.delay.ms': 0,
+    'message.max.bytes': 32 * 1024 * 1024,
+    'replica.fetch.max.bytes': 32 * 1024 * 1024,
+    'auto.leader.rebalance.enable': false,
+    // Sized for a 2-core CI box rather than a production host.
+    'num.network.threads': 2,
+    'num.io.threads': 4,
+    'num.recovery.threads.per.data.dir': 1,
+    'log.retention.check.interval.ms': 300_000,
+  };
+  writeFileSync(
+    layout.propertiesFile,
+    Object.entries(props)
+      .map(([k, v]) => `${k}=${String(v)}`)
+      .join('\n') + '\n',
+  );
+  writeFileSync(
+    layout.log4jFile,
+    [
+      'log4j.rootLogger=INFO, file',
+      'log4j.appender.file=org.apache.log4j.FileAppender',
+      `log4j.appender.file.File=${layout.logFile}`,
+      'log4j.appender.file.Append=true',
+      'log4j.appender.file.layout=org.apache.log4j.PatternLayout',
+      'log4j.appender.file.layout.ConversionPattern=[%d] %p %m (%c)%n',
+      'log4j.logger.kafka.request.logger=WARN',
+      'log4j.logger.org.apache.kafka.clients=WARN',
+      'log4j.logger.state.change.logger=WARN',
+      '',
+    ].join('\n'),
+  );
+}
+
+function javaArgs(libs: string, layout: Layout): string[] {
+  return [
+    ...HEAP,
+    // C1 only: noticeably faster start-up on 2 cores, plenty for test traffic.
+    '-XX:TieredStopAtLevel=1',
+    '-XX:+UseSerialGC',
+    '-Djava.awt.headless=true',
+    `-Dlog4j.configuration=file:${layout.log4jFile}`,
+    `-Dkafka.logs.dir=${layout.dataDir}`,
+    '-cp',
+    `${libs}/*`,
+  ];
+}
+
+async function formatStorage(libs: string, layout: Layout): Promise<void> {
+  if (existsSync(join(layout.logDir, 'meta.properties'))) return;
+  await runProcess(
+    'java',
+    [
+      ...javaArgs(libs, layout),
+      'kafka.tools.StorageTool',
+      'format',
+      '--ignore-formatted',
+      '-t',
+      randomClusterId(),
+      '-c',
+      layout.propertiesFile,
+    ],
+    { timeoutMs: 120_000 },
+  );
+}
+
+/**
+ * Reaps the broker (and an auto-created data dir) once this Node process is gone.
+ * `process.on('exit')` is not enough: it does not run when Node dies on a signal
+ * (jest kills its workers), and inside jest's sandbox `process` is a copy whose
+ * 'exit' listeners never fire. A leaked broker would keep its ports and heap.
+ */
+function spawnWatchdog(pidFile: string, removeDir: string | undefined): void {
+  const script = [
+    `while kill -0 ${process.pid} 2>/dev/null; do sleep 1; done`,
+    `if [ -f "$1" ]; then kill -9 "$(cat "$1")" 2>/dev/null; fi`,
+    `if [ -n "$2" ]; then sleep 1; rm -rf "$2"; fi`,
+    'exit 0',
+  ].join('\n');
+  const dog = spawn('bash', ['-c', script, 'kafka-watchdog', pidFile, removeDir ?? ''], {
+    detached: true,
+    stdio: 'ignore',
+  });
+  dog.on('error', () => undefined);
+  dog.unref();
+}
+
+async function waitReady(
+  brokers: string,
+  child: ChildProcess,
+  exited: Promise<unknown>,
+  layout: Layout,
+  timeoutMs: number,
+): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  let exitedEarly = false;
+  void exited.then(() => (exitedEarly = true));
+  let lastError = 'not attempted';
+  const kafka = new Kafka({
+    clientId: 'kafka-server-readiness',
+    brokers: [brokers],
+    logLevel: logLevel.NOTHING,
+    connectionTimeout: 1_000,
+    requestTimeout: 3_000,
+    retry: { retries: 0 },
+  });
+  while (Date.now() < deadline) {
+    if (exitedEarly) {
+      throw new Error(
+        `Kafka broker exited during start-up (code ${String(child.exitCode)}, signal ${String(child.signalCode)}).\n` +
+          `--- ${layout.logFile} ---\n${tail(layout.logFile, 40)}\n--- ${layout.stdoutFile} ---\n${tail(layout.stdoutFile, 20)}`,
+      );
+    }
+    const admin = kafka.admin({ retry: { retries: 0 } });
+    try {
+      await admin.connect();
+      const cluster = await admin.describeCluster();
+      if (cluster.brokers.length > 0 && cluster.controller !== null) {
+        await admin.disconnect();
+        return;
+      }
+      lastError = 'no broker registered yet';
+    } catch (err) {
+      lastError = err instanceof Error ? err.message : String(err);
+    }
+    await admin.disconnect().catch(() => undefined);
+    await sleep(250);
+  }
+  throw new Error(
+    `Kafka broker on ${brokers} not ready after ${timeoutMs} ms (last error: ${lastError}).\n` +
+      `--- ${layout.logFile} ---\n${tail(layout.logFile, 40)}\n--- ${layout.stdoutFile} ---\n${tail(layout.stdoutFile, 20)}`,
+  );
+}
+
+export async function startKafka(opts: KafkaServerOptions = {}): Promise<KafkaServer> {
+  installExitHook();
+  const libs = await ensureKafkaLibs();
+  const timeoutMs = opts.startTimeoutMs ?? DEFAULT_START_TIMEOUT_MS;
+
+  let dataDir: string;
+  if (opts.dataDir !== undefined) {
+    dataDir = resolve(opts.dataDir);
+    mkdirSync(dataDir, { recursive: true });
+  } else {
+    dataDir = mkdtempSync(join(tmpdir(), 'kafka-test-'));
+    autoCreatedDirs.add(dataDir);
+  }
+  const layout: Layout = {
+    dataDir,
+    logDir: join(dataDir, 'kraft-logs'),
+    propertiesFile: join(dataDir, 'server.properties'),
+    log4jFile: join(dataDir, 'log4j.properties'),
+    logFile: join(dataDir, 'broker.log'),
+    stdoutFile: join(dataDir, 'broker.out'),
+    pidFile: join(dataDir, 'broker.pid'),
+  };
+  spawnWatchdog(layout.pidFile, opts.dataDir === undefined ? dataDir : undefined);
+
+  const port = opts.port ?? (await freePort());
+  let controllerPort = await freePort();
+  while (controllerPort === port) controllerPort = await freePort();
+  const brokers = `127.0.0.1:${port}`;
+
+  writeConfig(layout, port, controllerPort);
+  await formatStorage(libs, layout);
+
+  let child: ChildProcess | undefined;
+  let exited: Promise<void> = Promise.resolve();
+
+  const launch = async (): Promise<void> => {
+    const out = openSync(layout.stdoutFile, 'a');
+    let proc: ChildProcess;
+    try {
+      proc = spawn('java', [...javaArgs(libs, layout), 'kafka.Kafka', layout.propertiesFile], {
+        cwd: dataDir,
+        stdio: ['ignore', out, out],
+      });
+    } finally {
+      closeSync(out);
+    }
+    // A forgotten broker must not keep jest alive; the watchdog reaps it.
+    proc.unref();
+    child = proc;
+    liveChildren.add(proc);
+    if (proc.pid !== undefined) writeFileSync(layout.pidFile, String(proc.pid));
+    exited = new Promise<void>((r) => {
+      const onGone = (): void => {
+        liveChildren.delete(proc);
+        // So the watchdog can never SIGKILL a recycled pid.
+        rmSync(layout.pidFile, { force: true });
+        r();
+      };
+      proc.once('exit', onGone);
+      proc.once('error', onGone);
+    });
+    try {
+      await waitReady(brokers, proc, exited, layout, timeoutMs);
+    } catch (err) {
+      proc.kill('SIGKILL');
+      await exited;
+      throw err;
+    }
+  };
+
+  const isRunning = (): boolean => child !== undefined && child.exitCode === null && child.signalCode === null;
+
+  const terminate = async (signal: NodeJS.Signals): Promise<void> => {
+    if (!isRunning() || child === undefined) return;
+    const proc = child;
+    proc.kill(signal);
+    let timer: NodeJS.Timeout | undefined;
+    const graceful = await Promise.race([
+      exited.then(() => true),
+      new Promise<boolean>((r) => (timer = setTimeout(() => r(false), STOP_GRACE_MS))),
+    ]);
+    clearTimeout(timer);
+    if (!graceful) {
+      proc.kill('SIGKILL');
+      await exited;
+    }
+  };
+
+  await launch();
+
+  // Lifecycle calls queue up, so e.g. a stop() issued during restart() waits for it.
+  let lifecycle: Promise<void> = Promise.resolve();
+  const serialize = (op: () => Promise<void>): Promise<void> => {
+    const next = lifecycle.then(op);
+    lifecycle = next.catch(() => undefined);
+    return next;
+  };
+
+  return {
+    brokers,
+    port,
+    controllerPort,
+    dataDir,
+    logFile: layout.logFile,
+    stop: () => serialize(() => terminate('SIGTERM')),
+    kill: () => serialize(() => terminate('SIGKILL')),
+    restart: () =>
+      serialize(async () => {
+        await terminate('SIGTERM');
+        await launch();
+      }),
+  };
+}

@@ -1,0 +1,30 @@
+// Installs dependencies when node_modules is missing or older than package-lock.json, then builds.
+'use strict';
+const { execSync } = require('node:child_process');
+const fs = require('node:fs');
+const path = require('node:path');
+const root = path.resolve(__dirname, '..');
+
+function run(cmd) {
+  execSync(cmd, { cwd: root, stdio: 'inherit', env: { ...process.env, NX_DAEMON: 'false' } });
+}
+
+function ensureDeps() {
+  const marker = path.join(root, 'node_modules', '.package-lock.json');
+  const lock = path.join(root, 'package-lock.json');
+  const stale = !fs.existsSync(marker) || fs.statSync(marker).mtimeMs < fs.statSync(lock).mtimeMs;
+  if (stale) {
+    process.stdout.write('Installing dependencies (npm ci)...\n');
+    run('npm ci --no-audit --no-fund');
+  }
+}
+
+function build() {
+  run('npm run --silent build');
+}
+
+module.exports = { ensureDeps, build, run, root };
+if (require.main === module) {
+  ensureDeps();
+  build();
+}
