@@ -20,6 +20,7 @@ export class ProjectsController {
   constructor(private readonly projects: ProjectsService) {}
 
   @Post()
+  @HttpCode(200)
   create(@CurrentIdentity() identity: Identity, @Body() body: unknown, @Query() query: unknown): Promise<Project> {
     const { upsert } = parseOrThrow(projectCreateQuerySchema, query, ['query']);
     return this.projects.create(identity, parseOrThrow(projectCreateSchema, body, ['body']), upsert ?? false);

@@ -1,0 +1,205 @@
+import { randomUUID } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { IdentityService, buildOpenApiDocument } from '@th/gateway';
+import { startTestStandalone, type TestStandalone } from './testing/standalone-harness';
+
+type Json = Record<string, unknown>;
+
+function seg(iso: string, id: string): string {
+  const d = iso.replace(/[-:]/g, '').replace(/\.(\d{6})Z$/, '$1Z');
+  return `${d.slice(0, 15)}${d.slice(15)}${id}`;
+}
+
+describe('query: runs, stats and projects through HTTP', () => {
+  let svc: TestStandalone;
+  let projectId: string;
+  const traceIds: string[] = [];
+  const childIds: string[] = [];
+
+  beforeAll(async () => {
+    svc = await startTestStandalone();
+    const created = await svc.api('/api/v1/sessions', { method: 'POST', json: { name: 'q-proj', description: 'for queries' } });
+    expect(created.status).toBe(200);
+    projectId = ((await created.json()) as Json).id as string;
+    // 5 traces of one root + one llm child; the 3rd errors; tags and metadata differ
+    const post: Json[] = [];
+    for (let i = 0; i < 5; i++) {
+      const root = randomUUID();
+      const child = randomUUID();
+      traceIds.push(root);
+      childIds.push(child);
+      const t = `2026-11-20T10:0${i}:00.000001Z`;
+      const tc = `2026-11-20T10:0${i}:00.500001Z`;
+      const end = `2026-11-20T10:0${i}:0${i + 1}.000001Z`;
+      post.push({
+        id: root,
+        name: `root-${i}`,
+        run_type: 'chain',
+        start_time: t,
+        end_time: end,
+        trace_id: root,
+        dotted_order: seg(t, root),
+        session_id: projectId,
+        inputs: { question: `q${i}` },
+        outputs: { answer: `a${i}` },
+        error: i === 2 ? 'failed hard' : undefined,
+        tags: i % 2 === 0 ? ['even', 'all'] : ['odd', 'all'],
+        extra: { metadata: { user: `u${i % 2}`, idx: i } },
+      });
+      post.push({
+        id: child,
+        name: 'ChatModel',
+        run_type: 'llm',
+        start_time: tc,
+        end_time: end,
+        trace_id: root,
+        parent_run_id: root,
+        dotted_order: `${seg(t, root)}.${seg(tc, child)}`,
+        session_id: projectId,
+        inputs: {},
+        outputs: { usage_metadata: { input_tokens: 10 * (i + 1), output_tokens: i + 1, input_cost: 0.001, output_cost: 0.002 } },
+        events: [{ name: 'new_token', time: `2026-11-20T10:0${i}:00.700001Z` }],
+      });
+    }
+    expect((await svc.api('/runs/batch', { method: 'POST', json: { post } })).status).toBe(202);
+  });
+  afterAll(async () => {
+    await svc?.close();
+  });
+
+  const query = async (body: Json): Promise<{ runs: Json[]; cursors: { next: string | null } }> => {
+    const res = await svc.api('/api/v1/runs/query', { method: 'POST', json: body });
+    expect(res.status).toBe(200);
+    return (await res.json()) as { runs: Json[]; cursors: { next: string | null } };
+  };
+
+  it('filters by project, root, run type, error, trace, parent, ids, time and tags', async () => {
+    expect((await query({ session: [projectId] })).runs).toHaveLength(10);
+    const roots = await query({ session: [projectId], is_root: true });
+    expect(roots.runs.map((r) => r.name)).toEqual(['root-4', 'root-3', 'root-2', 'root-1', 'root-0']);
+    expect((await query({ session: [projectId], run_type: 'llm' })).runs).toHaveLength(5);
+    expect((await query({ session: [projectId], error: true })).runs.map((r) => r.name)).toEqual(['root-2']);
+    expect((await query({ session: [projectId], error: false })).runs).toHaveLength(9);
+    expect((await query({ trace: traceIds[1] })).runs.map((r) => r.id).sort()).toEqual([traceIds[1], childIds[1]].sort());
+    expect((await query({ parent_run: traceIds[3] })).runs.map((r) => r.id)).toEqual([childIds[3]]);
+    expect((await query({ id: [childIds[0], traceIds[4]] })).runs).toHaveLength(2);
+    const timed = await query({ session: [projectId], is_root: true, start_time: '2026-11-20T10:02:00Z', end_time: '2026-11-20T10:04:00Z' });
+    expect(timed.runs.map((r) => r.name)).toEqual(['root-3', 'root-2']);
+    expect((await query({ session: [projectId], tags: ['even'] })).runs.map((r) => r.name)).toEqual(['root-4', 'root-2', 'root-0']);
+    expect((await query({ session: [projectId], metadata: { user: 'u1' } })).runs.map((r) => r.name)).toEqual(['root-3', 'root-1']);
+  });
+
+  it('evaluates filter, trace_filter and tree_filter expressions', async () => {
+    const f = await query({ session: [projectId], filter: 'and(eq(run_type, "chain"), has(tags, "odd"))' });
+    expect(f.runs.map((r) => r.name)).toEqual(['root-3', 'root-1']);
+    const lat = await query({ session: [projectId], is_root: true, filter: 'gt(latency, 2.5)' });
+    expect(lat.runs.map((r) => r.name)).toEqual(['root-4', 'root-3', 'root-2']);
+    const md = await query({ session: [projectId], filter: 'and(eq(metadata_key, "user"), eq(metadata_value, "u0"))' });
+    expect(md.runs.map((r) => r.name)).toEqual(['root-4', 'root-2', 'root-0']);
+    const tf = await query({ session: [projectId], run_type: 'llm', trace_filter: 'eq(name, "root-1")' });
+    expect(tf.runs.map((r) => r.id)).toEqual([childIds[1]]);
+    const tree = await query({ session: [projectId], is_root: true, tree_filter: 'gte(total_tokens, 44)' });
+    expect(tree.runs.map((r) => r.name)).toEqual(['root-4', 'root-3']);
+    const bad = await svc.api('/runs/query', { method: 'POST', json: { filter: 'eq(nope, 1)' } });
+    expect(bad.status).toBe(422);
+    expect(((await bad.json()) as { detail: { loc: unknown[] }[] }).detail[0].loc).toEqual(['body', 'filter']);
+  });
+
+  it('selects fields and pages with a cursor in either order', async () => {
+    const sel = await query({ session: [projectId], select: ['name', 'total_tokens'], is_root: false, limit: 2 });
+    expect(Object.keys(sel.runs[0]).sort()).toEqual(['name', 'total_tokens']);
+    const seen: string[] = [];
+    let cursor: string | null = null;
+    for (let i = 0; i < 10; i++) {
+      const page = await query({ session: [projectId], limit: 3, order: 'asc', ...(cursor ? { cursor } : {}) });
+      seen.push(...page.runs.map((r) => r.id as string));
+      cursor = page.cursors.next;
+      if (!cursor) break;
+    }
+    expect(seen).toHaveLength(10);
+    expect(new Set(seen).size).toBe(10);
+    const badCursor = await svc.api('/runs/query', { method: 'POST', json: { cursor: 'garbage' } });
+    expect(badCursor.status).toBe(422);
+    const badBody = await svc.api('/runs/query', { method: 'POST', json: { limit: 0, session: ['x'], select: ['nope'] } });
+    expect(badBody.status).toBe(422);
+    const locs = ((await badBody.json()) as { detail: { loc: unknown[] }[] }).detail.map((d) => d.loc.join('.'));
+    expect(locs).toEqual(expect.arrayContaining(['body.limit', 'body.session.0', 'body.select.0']));
+  });
+
+  it('computes stats: counts, latency percentiles, error rate, tokens, costs, first token', async () => {
+    const res = await svc.api('/runs/stats', { method: 'POST', json: { session: [projectId], run_type: 'llm' } });
+    expect(res.status).toBe(200);
+    const s = (await res.json()) as Json;
+    expect(s).toMatchObject({ run_count: 5, error_count: 0, error_rate: 0, prompt_tokens: 150, completion_tokens: 15, total_tokens: 165 });
+    expect(s.total_cost as number).toBeCloseTo(0.015, 6);
+    expect(s.first_token_p50 as number).toBeCloseTo(0.2, 3);
+    expect(s.streaming_rate).toBe(1);
+    const roots = (await (await svc.api('/runs/stats', { method: 'POST', json: { session: [projectId], is_root: true } })).json()) as Json;
+    expect(roots).toMatchObject({ run_count: 5, error_count: 1, error_rate: 0.2 });
+    expect(roots.latency_p50 as number).toBeCloseTo(3, 1);
+    expect(roots.latency_p99 as number).toBeGreaterThan(4.9);
+    const bad = await svc.api('/runs/stats', { method: 'POST', json: { session: 'nope' } });
+    expect(bad.status).toBe(422);
+  });
+
+  it('projects: create, conflict, upsert, get with stats, list by name, update, delete with its runs', async () => {
+    const dup = await svc.api('/sessions', { method: 'POST', json: { name: 'q-proj' } });
+    expect(dup.status).toBe(409);
+    const up = await svc.api('/sessions?upsert=true', { method: 'POST', json: { name: 'q-proj' } });
+    expect(((await up.json()) as Json).id).toBe(projectId);
+    const got = (await (await svc.api(`/sessions/${projectId}?include_stats=true`)).json()) as Json;
+    expect(got).toMatchObject({ id: projectId, name: 'q-proj', description: 'for queries', run_count: 10, error_rate: 0.1 });
+    const byName = (await (await svc.api('/sessions?name=q-proj')).json()) as Json[];
+    expect(byName.map((p) => p.id)).toEqual([projectId]);
+    const patched = await svc.api(`/sessions/${projectId}`, { method: 'PATCH', json: { name: null, description: 'changed', end_time: null, extra: null } });
+    expect(((await patched.json()) as Json).description).toBe('changed');
+    expect((await svc.api('/sessions', { method: 'POST', json: { name: '' } })).status).toBe(422);
+    expect((await svc.api(`/sessions/${randomUUID()}`)).status).toBe(404);
+    expect((await svc.api('/sessions/not-a-uuid')).status).toBe(422);
+
+    const doomed = (await (await svc.api('/sessions', { method: 'POST', json: { name: 'doomed' } })).json()) as Json;
+    const runId = randomUUID();
+    await svc.api('/runs', { method: 'POST', json: { id: runId, name: 'x', run_type: 'chain', session_id: doomed.id } });
+    expect((await svc.api(`/runs/${runId}`)).status).toBe(200);
+    expect((await svc.api(`/sessions/${String(doomed.id)}`, { method: 'DELETE' })).status).toBe(202);
+    expect((await svc.api(`/sessions/${String(doomed.id)}`)).status).toBe(404);
+    expect((await svc.api(`/runs/${runId}`)).status).toBe(404);
+  });
+
+  it('keeps workspaces apart: another workspace sees none of these runs or projects', async () => {
+
+    const other = await svc.app.get(IdentityService).createOrganization({ name: 'other' });
+    const as = (path: string, init: RequestInit & { json?: unknown } = {}) =>
+      svc.api(path, { ...init, headers: { 'x-api-key': other.api_key } });
+    expect((await as(`/runs/${traceIds[0]}`)).status).toBe(404);
+    const q = await as('/runs/query', { method: 'POST', json: { session: [projectId] }, headers: { 'content-type': 'application/json' } });
+    const qb = await svc.api('/runs/query', { method: 'POST', json: { session: [projectId] }, headers: { 'x-api-key': other.api_key } });
+    expect(((await qb.json()) as { runs: unknown[] }).runs).toEqual([]);
+    void q;
+    expect((await as(`/sessions/${projectId}`)).status).toBe(404);
+    const st = await svc.api('/runs/stats', { method: 'POST', json: { session: [projectId] }, headers: { 'x-api-key': other.api_key } });
+    expect(((await st.json()) as Json).run_count).toBe(0);
+    // and a key cannot name another workspace
+    const cross = await svc.api(`/runs/${traceIds[0]}`, { headers: { 'x-api-key': other.api_key, 'x-tenant-id': svc.workspaceId } });
+    expect(cross.status).toBe(403);
+  });
+
+  it('serves /info, /ok, health, and the committed OpenAPI document without drift', async () => {
+    const info = (await (await fetch(`${svc.url}/info`)).json()) as Json;
+    expect(info).toMatchObject({
+      batch_ingest_config: { use_multipart_endpoint: true, size_limit: 100 },
+      instance_flags: { dataset_examples_multipart_enabled: true, gzip_body_enabled: true, zstd_compression_enabled: true },
+    });
+    expect(typeof info.version).toBe('string');
+    expect((await fetch(`${svc.url}/api/v1/info`)).status).toBe(200);
+    expect(await (await fetch(`${svc.url}/ok`)).json()).toEqual({ ok: true });
+    expect((await fetch(`${svc.url}/health/live`)).status).toBe(200);
+    const ready = (await (await fetch(`${svc.url}/health/ready`)).json()) as Json;
+    expect(ready).toEqual({ status: 'ok', checks: { clickhouse: 'ok', bus: 'ok', postgres: 'ok' } });
+    const served = (await (await fetch(`${svc.url}/openapi.json`)).json()) as Json;
+    const committed = JSON.parse(readFileSync(join(__dirname, '..', '..', 'gateway', 'openapi.json'), 'utf8')) as Json;
+    expect(served).toEqual(committed);
+    expect(buildOpenApiDocument('0.1.0')).toEqual(committed);
+  });
+});
