@@ -16,11 +16,19 @@ export class HealthRegistry {
   async run(): Promise<{ ok: boolean; checks: Record<string, string> }> {
     const results = await Promise.all(
       this.checks.map(async (c) => {
+        let timer: NodeJS.Timeout | undefined;
         try {
-          await Promise.race([c.check(), new Promise((_, rej) => setTimeout(() => rej(new Error('timeout')), 5_000))]);
+          await Promise.race([
+            c.check(),
+            new Promise((_, rej) => {
+              timer = setTimeout(() => rej(new Error('timeout')), 5_000);
+            }),
+          ]);
           return [c.name, 'ok'] as const;
         } catch (err) {
           return [c.name, `error: ${(err as Error).message}`] as const;
+        } finally {
+          clearTimeout(timer);
         }
       }),
     );
