@@ -1,2 +1,6 @@
 export * from './postgres';
 export * from './multipart-body';
+export * from './app-process';
+export * from './kafka-server';
+export * from './clickhouse-http-server';
+export * from './cluster';

@@ -1,0 +1,60 @@
+import { randomUUID } from 'node:crypto';
+
+export type Json = Record<string, unknown>;
+
+export function seg(iso: string, id: string): string {
+  const d = iso.replace(/[-:]/g, '').replace(/\.(\d{6})Z$/, '$1Z');
+  return `${d.slice(0, 15)}${d.slice(15)}${id}`;
+}
+
+export function api(base: string, key: string) {
+  return (path: string, init: RequestInit & { json?: unknown } = {}) => {
+    const headers = new Headers(init.headers);
+    headers.set('x-api-key', key);
+    let body = init.body;
+    if (init.json !== undefined) {
+      headers.set('content-type', 'application/json');
+      body = JSON.stringify(init.json);
+    }
+    return fetch(`${base}${path}`, { ...init, headers, body });
+  };
+}
+
+/** A root run with a post and a matching patch, as the SDK would send them. */
+export function makeRun(project: string, i: number): { id: string; post: Json; patch: Json } {
+  const id = randomUUID();
+  const start = new Date(Date.UTC(2026, 10, 22, 8, 0, 0) + i).toISOString().replace('Z', '001Z');
+  const order = seg(start, id);
+  return {
+    id,
+    post: { id, name: `run-${i}`, run_type: 'chain', start_time: start, trace_id: id, dotted_order: order, session_name: project, inputs: { i } },
+    patch: { id, trace_id: id, dotted_order: order, session_name: project, end_time: Date.UTC(2026, 10, 22, 8, 0, 1) + i, outputs: { o: i } },
+  };
+}
+
+/** Polls until `check` passes or the deadline is reached (bounded loop). */
+export async function eventually<T>(fn: () => Promise<T>, check: (v: T) => boolean, timeoutMs = 60_000, everyMs = 200): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  let last: T = await fn();
+  while (!check(last)) {
+    if (Date.now() > deadline) return last;
+    await new Promise((r) => setTimeout(r, everyMs));
+    last = await fn();
+  }
+  return last;
+}
+
+/** Every listed run id with its status, read through the public API in pages. */
+export async function readRuns(call: ReturnType<typeof api>, ids: string[]): Promise<Map<string, Json[]>> {
+  const found = new Map<string, Json[]>();
+  for (let i = 0; i < ids.length; i += 500) {
+    const res = await call('/api/v1/runs/query', { method: 'POST', json: { id: ids.slice(i, i + 500), limit: 1000, select: ['id', 'status', 'outputs'] } });
+    if (res.status !== 200) throw new Error(`query failed ${res.status}: ${await res.text()}`);
+    for (const r of ((await res.json()) as { runs: Json[] }).runs) {
+      const list = found.get(r.id as string) ?? [];
+      list.push(r);
+      found.set(r.id as string, list);
+    }
+  }
+  return found;
+}

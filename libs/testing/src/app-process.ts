@@ -1,0 +1,84 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync, readFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { dirname, join } from 'node:path';
+
+/** The repository root, found from this file whether it runs from src (jest) or dist. */
+export function repoRoot(): string {
+  let dir = __dirname;
+  for (let i = 0; i < 8; i++) {
+    const pkg = join(dir, 'package.json');
+    if (existsSync(pkg) && (JSON.parse(readFileSync(pkg, 'utf8')) as { name?: string }).name === 'tracehouse') return dir;
+    dir = dirname(dir);
+  }
+  throw new Error('repository root not found');
+}
+
+export async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const srv = createServer();
+    srv.once('error', reject);
+    srv.listen(0, '127.0.0.1', () => {
+      const addr = srv.address();
+      const port = typeof addr === 'object' && addr ? addr.port : 0;
+      srv.close(() => resolve(port));
+    });
+  });
+}
+
+export interface AppProcess {
+  child: ChildProcess;
+  url: string;
+  log(): string;
+  stop(): Promise<void>;
+  kill(): Promise<void>;
+}
+
+/**
+ * Starts a compiled app as its own OS process (`node scripts/run.js <app>`, after `npm run build`)
+ * on 127.0.0.1 and waits until /health/ready answers 200.
+ */
+export async function startAppProcess(app: string, env: Record<string, string>, opts: { port?: number; timeoutMs?: number } = {}): Promise<AppProcess> {
+  const port = opts.port ?? (await freePort());
+  const root = repoRoot();
+  const child = spawn(process.execPath, [join(root, 'scripts', 'run.js'), app], {
+    cwd: root,
+    env: { ...process.env, LOG_LEVEL: 'warn', ...env, PORT: String(port), HOST: '127.0.0.1' },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let log = '';
+  const keep = (d: Buffer) => {
+    log = (log + d.toString()).slice(-20_000);
+  };
+  child.stdout?.on('data', keep);
+  child.stderr?.on('data', keep);
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  const url = `http://127.0.0.1:${port}`;
+  const deadline = Date.now() + (opts.timeoutMs ?? 120_000);
+  for (;;) {
+    if (child.exitCode !== null || child.signalCode !== null) throw new Error(`${app} exited (${child.exitCode ?? child.signalCode}):\n${log}`);
+    try {
+      const r = await fetch(`${url}/health/ready`);
+      if (r.status === 200) break;
+    } catch {
+      // not listening yet
+    }
+    if (Date.now() > deadline) {
+      child.kill('SIGKILL');
+      throw new Error(`${app} not ready in time:\n${log}`);
+    }
+    await new Promise((r) => setTimeout(r, 150));
+  }
+  const killOnExit = () => child.kill('SIGKILL');
+  process.once('exit', killOnExit);
+  const end = async (signal: NodeJS.Signals) => {
+    if (child.exitCode === null && child.signalCode === null) {
+      child.kill(signal);
+      const t = setTimeout(() => child.kill('SIGKILL'), 20_000);
+      await exited;
+      clearTimeout(t);
+    }
+    process.removeListener('exit', killOnExit);
+  };
+  return { child, url, log: () => log, stop: () => end('SIGTERM'), kill: () => end('SIGKILL') };
+}

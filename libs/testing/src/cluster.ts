@@ -1,0 +1,121 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { startKafka, type KafkaServer } from './kafka-server';
+import { createTestDatabase } from './postgres';
+import { freePort, repoRoot, startAppProcess, type AppProcess } from './app-process';
+
+export interface ClickHouseServerProcess {
+  url: string;
+  child: ChildProcess;
+  stop(): Promise<void>;
+}
+
+/** ClickHouse's HTTP interface over chDB in its own process (tools/ch-server), so several services share one engine. */
+export async function startClickHouseServerProcess(dataDir: string): Promise<ClickHouseServerProcess> {
+  const port = await freePort();
+  const child = spawn(process.execPath, [join(repoRoot(), 'dist', 'tools', 'ch-server', 'main.js'), '--data-dir', dataDir, '--port', String(port)], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let out = '';
+  await new Promise<void>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`ch-server did not start:\n${out}`)), 60_000);
+    const onData = (d: Buffer) => {
+      out += d.toString();
+      if (out.includes('listening ')) {
+        clearTimeout(timer);
+        resolve();
+      }
+    };
+    child.stdout?.on('data', onData);
+    child.stderr?.on('data', onData);
+    child.once('exit', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`ch-server exited ${String(code)}:\n${out}`));
+    });
+  });
+  const killOnExit = () => child.kill('SIGKILL');
+  process.once('exit', killOnExit);
+  return {
+    url: `http://127.0.0.1:${port}`,
+    child,
+    stop: () =>
+      new Promise<void>((resolve) => {
+        process.removeListener('exit', killOnExit);
+        if (child.exitCode !== null) return resolve();
+        child.once('exit', () => resolve());
+        child.kill('SIGTERM');
+      }),
+  };
+}
+
+export interface Cluster {
+  gateway: AppProcess;
+  ingest: AppProcess;
+  query: AppProcess;
+  kafka: KafkaServer;
+  clickhouse: ClickHouseServerProcess;
+  apiKey: string;
+  env: Record<string, string>;
+  /** Restarts one service process with the same settings (after a kill, say). */
+  restart(name: 'gateway' | 'ingest' | 'query'): Promise<AppProcess>;
+  stop(): Promise<void>;
+}
+
+/**
+ * The cluster form on this machine: Kafka (KRaft, one node), ClickHouse over HTTP, the machine's
+ * PostgreSQL, and gateway, ingest and query as separate OS processes talking only through them.
+ * Needs `npm run build` first (the services run from dist/).
+ */
+export async function startCluster(opts: { ingestEnv?: Record<string, string> } = {}): Promise<Cluster> {
+  const work = mkdtempSync(join(tmpdir(), 'th-cluster-'));
+  const kafka = await startKafka({ dataDir: join(work, 'kafka') });
+  const clickhouse = await startClickHouseServerProcess(join(work, 'clickhouse'));
+  const db = await createTestDatabase('th_cluster');
+  const apiKey = `th_cluster_${randomBytes(12).toString('hex')}`;
+  const [queryPort, ingestPort] = [await freePort(), await freePort()];
+  const env: Record<string, string> = {
+    INTERNAL_SIGNING_KEY: randomBytes(24).toString('hex'),
+    KAFKA_BROKERS: kafka.brokers,
+    KAFKA_TOPIC_PARTITIONS: '4',
+    CLICKHOUSE_URL: clickhouse.url,
+    DATABASE_URL: db.url,
+    QUERY_URL: `http://127.0.0.1:${queryPort}`,
+    INGEST_URL: `http://127.0.0.1:${ingestPort}`,
+  };
+  const procs: Record<'gateway' | 'ingest' | 'query', AppProcess> = {} as never;
+  const ports = { query: queryPort, ingest: ingestPort, gateway: await freePort() };
+  const start = async (name: 'gateway' | 'ingest' | 'query') => {
+    const extra = name === 'gateway' ? { BOOTSTRAP_API_KEY: apiKey } : name === 'ingest' ? (opts.ingestEnv ?? {}) : {};
+    procs[name] = await startAppProcess(name, { ...env, ...extra }, { port: ports[name] });
+    return procs[name];
+  };
+  await start('query');
+  await start('ingest');
+  await start('gateway');
+  return {
+    get gateway() {
+      return procs.gateway;
+    },
+    get ingest() {
+      return procs.ingest;
+    },
+    get query() {
+      return procs.query;
+    },
+    kafka,
+    clickhouse,
+    apiKey,
+    env,
+    restart: start,
+    async stop() {
+      for (const p of [procs.gateway, procs.ingest, procs.query]) await p?.stop();
+      await clickhouse.stop();
+      await kafka.stop();
+      await db.drop();
+      rmSync(work, { recursive: true, force: true });
+    },
+  };
+}
