@@ -1,0 +1,121 @@
+import { createClient } from '@clickhouse/client';
+import { startCluster, type Cluster } from '@th/testing';
+import { api, eventually, makeRun, readRuns } from './cluster-client';
+
+interface LoadResult {
+  acked: string[];
+  failedAttempts: number;
+}
+
+/**
+ * Sends `batches` requests of `size` runs each (post and patch together) from `workers` concurrent
+ * clients. Like the SDK, a failed request (network error, 5xx, timeout) is retried with backoff;
+ * a run counts as acknowledged only when its request got a 2xx. Bounded in count and in time.
+ */
+async function load(
+  call: ReturnType<typeof api>,
+  project: string,
+  opts: { batches: number; size: number; workers: number; deadlineMs: number; onBatch?: (done: number) => void },
+): Promise<LoadResult> {
+  const acked: string[] = [];
+  let failedAttempts = 0;
+  let next = 0;
+  let done = 0;
+  const deadline = Date.now() + opts.deadlineMs;
+  const worker = async () => {
+    for (;;) {
+      const b = next++;
+      if (b >= opts.batches || Date.now() > deadline) return;
+      const runs = Array.from({ length: opts.size }, (_, i) => makeRun(project, b * opts.size + i));
+      const body = { post: runs.map((r) => r.post), patch: runs.map((r) => r.patch) };
+      for (let attempt = 0; Date.now() < deadline; attempt++) {
+        try {
+          const res = await call('/runs/batch', { method: 'POST', json: body, signal: AbortSignal.timeout(15_000) });
+          await res.arrayBuffer();
+          if (res.status === 202) {
+            acked.push(...runs.map((r) => r.id));
+            break;
+          }
+          failedAttempts++;
+        } catch {
+          failedAttempts++;
+        }
+        await new Promise((r) => setTimeout(r, Math.min(2_000, 100 * 2 ** attempt)));
+      }
+      opts.onBatch?.(++done);
+    }
+  };
+  await Promise.all(Array.from({ length: opts.workers }, worker));
+  return { acked, failedAttempts };
+}
+
+async function expectExactlyOnce(cluster: Cluster, call: ReturnType<typeof api>, acked: string[]): Promise<void> {
+  const found = await eventually(
+    () => readRuns(call, acked),
+    (m) => acked.every((id) => m.get(id)?.[0]?.status === 'success'),
+    180_000,
+    500,
+  );
+  const missing = acked.filter((id) => !found.has(id));
+  const incomplete = acked.filter((id) => found.get(id)?.[0]?.status !== 'success');
+  const duplicated = acked.filter((id) => (found.get(id)?.length ?? 0) > 1);
+  expect({ missing: missing.length, incomplete: incomplete.length, duplicated: duplicated.length }).toEqual({ missing: 0, incomplete: 0, duplicated: 0 });
+  // and in storage itself: one live row per run
+  const ch = createClient({ url: cluster.clickhouse.url });
+  const rs = await ch.query({
+    query: 'SELECT count() AS rows, uniqExact(id) AS ids FROM runs FINAL WHERE id IN {ids:Array(UUID)}',
+    query_params: { ids: acked },
+    format: 'JSONEachRow',
+  });
+  const [row] = (await rs.json()) as { rows: string | number; ids: string | number }[];
+  await ch.close();
+  expect(Number(row.rows)).toBe(acked.length);
+  expect(Number(row.ids)).toBe(acked.length);
+}
+
+describe('faults: no acknowledged run is lost or duplicated', () => {
+  let cluster: Cluster;
+  let call: ReturnType<typeof api>;
+  beforeAll(async () => {
+    cluster = await startCluster();
+    call = api(cluster.gateway.url, cluster.apiKey);
+  }, 240_000);
+  afterAll(async () => {
+    await cluster?.stop();
+  }, 120_000);
+
+  it('survives a Kafka broker restart during ingest', async () => {
+    let restarted: Promise<void> | undefined;
+    const result = await load(call, 'fault-kafka', {
+      batches: 120,
+      size: 20,
+      workers: 4,
+      deadlineMs: 240_000,
+      onBatch: (n) => {
+        if (n === 30) restarted = cluster.kafka.restart();
+      },
+    });
+    await restarted;
+    expect(restarted).toBeDefined();
+    expect(result.acked.length).toBeGreaterThan(1000);
+    await expectExactlyOnce(cluster, call, result.acked);
+  }, 600_000);
+
+  it('survives kill -9 of the ingest writer mid-batch', async () => {
+    let revived: Promise<unknown> | undefined;
+    const result = await load(call, 'fault-writer', {
+      batches: 120,
+      size: 20,
+      workers: 4,
+      deadlineMs: 240_000,
+      onBatch: (n) => {
+        if (n === 40) revived = cluster.ingest.kill().then(() => cluster.restart('ingest'));
+      },
+    });
+    await revived;
+    expect(revived).toBeDefined();
+    expect(result.failedAttempts).toBeGreaterThan(0); // requests did hit the dead process and were retried
+    expect(result.acked.length).toBeGreaterThan(1000);
+    await expectExactlyOnce(cluster, call, result.acked);
+  }, 600_000);
+});
