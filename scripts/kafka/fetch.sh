@@ -41,7 +41,7 @@ echo "fetch.sh: downloading Kafka jars into ${LIBS_DIR}" >&2
 mvn -B -q -f "${POM}" dependency:copy-dependencies \
   -Dstyle.color=never \
   -DincludeScope=runtime \
-  -DoutputDirectory="${TMP_DIR}"
+  -DoutputDirectory="${TMP_DIR}" 1>&2
 
 compgen -G "${TMP_DIR}/kafka_2.13-*.jar" >/dev/null || {
   echo "fetch.sh: maven finished but kafka_2.13 jar is missing" >&2

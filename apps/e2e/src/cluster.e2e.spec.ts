@@ -59,7 +59,7 @@ describe('cluster form', () => {
     await producer.connect();
     const { post } = makeRun('dlq-proj', 0);
     const workspace = ((await (await call('/sessions?limit=1')).json()) as Json[])[0].tenant_id as string;
-    const good = { ...post, id: randomUUID() };
+    const good: Json = { ...post, id: randomUUID() };
     good.trace_id = good.id;
     good.dotted_order = seg(String(post.start_time), good.id as string);
     const projectId = ((await (await call('/sessions?name=cluster-proj')).json()) as Json[])[0].id as string;

@@ -30,6 +30,8 @@ export type BatchHandler<T> = (batch: BusMessage<T>[]) => Promise<{ rejected?: R
 export interface SubscribeOptions {
   groupId: string;
   maxBatchSize?: number;
+  /** Batches handed to the handler at once (in process; Kafka overlaps partitions instead). */
+  concurrency?: number;
   /** Called when this consumer's partitions change (state cached per partition becomes stale). */
   onAssignmentChange?: () => void;
 }

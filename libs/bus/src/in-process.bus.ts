@@ -15,7 +15,9 @@ interface Subscription {
   maxBatchSize: number;
   handler: BatchHandler<unknown>;
   queue: Pending[];
-  running: boolean;
+  /** Handler invocations in flight. */
+  running: number;
+  concurrency: number;
 }
 
 const MAX_ATTEMPTS = 6;
@@ -61,44 +63,49 @@ export class InProcessBus extends EventBus {
       maxBatchSize: opts.maxBatchSize ?? 10_000,
       handler: handler as BatchHandler<unknown>,
       queue: [],
-      running: false,
+      running: 0,
+      concurrency: Math.max(1, opts.concurrency ?? 1),
     });
     this.subs.set(topic, list);
   }
 
   private async pump(sub: Subscription): Promise<void> {
-    if (sub.running) return;
-    sub.running = true;
+    if (sub.running >= sub.concurrency) return;
+    sub.running++;
     try {
       // Yield once so that concurrent publishers land in the same batch.
       await new Promise((r) => setImmediate(r));
       while (sub.queue.length > 0) {
         const batch = sub.queue.splice(0, sub.maxBatchSize);
-        let attempt = 0;
-        for (;;) {
-          try {
-            const result = await sub.handler(batch.map((p) => p.message));
-            for (const r of result?.rejected ?? []) {
-              this.logger.warn({ msg: 'message dead-lettered', topic: sub.topic, dlq: deadLetterTopic(sub.topic), reason: r.reason });
-              this.deadLetters.push(r.message);
-              if (this.deadLetters.length > 1000) this.deadLetters.shift();
-            }
-            for (const p of batch) p.done();
-            break;
-          } catch (err) {
-            attempt++;
-            if (attempt >= MAX_ATTEMPTS || this.closed) {
-              this.logger.error({ msg: 'batch failed', topic: sub.topic, group: sub.groupId, error: String(err) });
-              const failure = new DomainError(ErrorCode.Unavailable, 'storage is unavailable, retry later', undefined, { cause: err });
-              for (const p of batch) p.fail(failure);
-              break;
-            }
-            await new Promise((r) => setTimeout(r, 50 * 2 ** attempt));
-          }
-        }
+        // More is waiting: let another worker take it while this batch is handled.
+        if (sub.queue.length > 0) void this.pump(sub);
+        await this.deliver(sub, batch);
       }
     } finally {
-      sub.running = false;
+      sub.running--;
+    }
+  }
+
+  private async deliver(sub: Subscription, batch: Pending[]): Promise<void> {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        const result = await sub.handler(batch.map((p) => p.message));
+        for (const r of result?.rejected ?? []) {
+          this.logger.warn({ msg: 'message dead-lettered', topic: sub.topic, dlq: deadLetterTopic(sub.topic), reason: r.reason });
+          this.deadLetters.push(r.message);
+          if (this.deadLetters.length > 1000) this.deadLetters.shift();
+        }
+        for (const p of batch) p.done();
+        return;
+      } catch (err) {
+        if (attempt >= MAX_ATTEMPTS || this.closed) {
+          this.logger.error({ msg: 'batch failed', topic: sub.topic, group: sub.groupId, error: String(err) });
+          const failure = new DomainError(ErrorCode.Unavailable, 'storage is unavailable, retry later', undefined, { cause: err });
+          for (const p of batch) p.fail(failure);
+          return;
+        }
+        await new Promise((r) => setTimeout(r, 50 * 2 ** attempt));
+      }
     }
   }
 
@@ -110,7 +117,7 @@ export class InProcessBus extends EventBus {
   async close(): Promise<void> {
     this.closed = true;
     for (let i = 0; i < 200; i++) {
-      const busy = [...this.subs.values()].flat().some((s) => s.running || s.queue.length > 0);
+      const busy = [...this.subs.values()].flat().some((s) => s.running > 0 || s.queue.length > 0);
       if (!busy) return;
       await new Promise((r) => setTimeout(r, 25));
     }

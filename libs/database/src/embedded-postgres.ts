@@ -1,6 +1,6 @@
-import { chmodSync, existsSync, mkdirSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, statSync } from 'node:fs';
 import { createServer } from 'node:net';
-import { join, resolve } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 
 export interface EmbeddedPostgresHandle {
   url: string;
@@ -35,6 +35,8 @@ export async function startEmbeddedPostgres(dataDir: string, port?: number): Pro
   mkdirSync(parent, { recursive: true });
   try {
     chmodSync(parent, 0o777);
+    // As root, initdb runs as the postgres user: it must also be able to traverse the data folder.
+    if (process.getuid?.() === 0) chmodSync(dirname(parent), statSync(dirname(parent)).mode | 0o711);
   } catch {
     // not ours to change: initdb will say so if it matters
   }

@@ -4,7 +4,7 @@ import { EventBus, type BusMessage, type Rejection } from '@th/bus';
 import { ClickHouse } from '@th/clickhouse';
 import { RunCache } from './run-cache';
 import { emptyRun, mergeEvent, type MergedRun } from './run-merge';
-import { runRowJson, STORED_RUN_COLUMNS, mergedFromRow, tombstoneRowJson, type StoredRunRow } from './run-row';
+import { keyOf, runRowJson, STORED_RUN_COLUMNS, mergedFromRow, tombstoneRowJson, type StoredRunRow } from './run-row';
 import { INGEST_OPTIONS, type IngestOptions } from './ingest.options';
 
 type RunsMessage = BusMessage<TopicPayload<'runs'>>;
@@ -24,6 +24,7 @@ export function nextVersion(): number {
 export class RunWriterService implements OnApplicationBootstrap {
   private readonly logger = new Logger('run-writer');
   private readonly cache: RunCache;
+  private mergeLock: Promise<unknown> = Promise.resolve();
 
   constructor(
     private readonly bus: EventBus,
@@ -37,12 +38,33 @@ export class RunWriterService implements OnApplicationBootstrap {
     if (!this.options.writer) return;
     await this.bus.subscribe(
       TOPICS.runs,
-      { groupId: 'ingest-writer', maxBatchSize: this.options.writerMaxBatch, onAssignmentChange: () => this.cache.clear() },
+      { groupId: 'ingest-writer', maxBatchSize: this.options.writerMaxBatch, concurrency: 2, onAssignmentChange: () => this.cache.clear() },
       (batch) => this.handle(batch),
     );
   }
 
+  /**
+   * Merging is serialized (each batch sees the state the previous one left in the cache); the
+   * ClickHouse inserts of consecutive batches may overlap. Versions only grow, so whichever insert
+   * lands last, the newest version of a run wins.
+   */
   async handle(batch: RunsMessage[]): Promise<{ rejected: Rejection<TopicPayload<'runs'>>[] }> {
+    const prepared = await this.serialized(() => this.prepare(batch));
+    if (prepared.attachmentLines.length > 0) await this.ch.insertJsonEachRow('run_attachments', Buffer.from(prepared.attachmentLines.join('\n')));
+    if (prepared.runLines.length > 0) await this.ch.insertJsonEachRow('runs', Buffer.from(prepared.runLines.join('\n')));
+    return { rejected: prepared.rejected };
+  }
+
+  private serialized<T>(fn: () => Promise<T>): Promise<T> {
+    const run = this.mergeLock.then(fn);
+    this.mergeLock = run.then(
+      () => undefined,
+      () => undefined,
+    );
+    return run;
+  }
+
+  private async prepare(batch: RunsMessage[]): Promise<{ runLines: string[]; attachmentLines: string[]; rejected: Rejection<TopicPayload<'runs'>>[] }> {
     const rejected: Rejection<TopicPayload<'runs'>>[] = [];
     const events: { msg: RunsMessage; event: RunEvent }[] = [];
     const controls: RunControlEvent[] = [];
@@ -63,7 +85,6 @@ export class RunWriterService implements OnApplicationBootstrap {
 
     const runLines: string[] = [];
     const attachmentLines: string[] = [];
-    const updated = new Map<string, MergedRun>();
     for (const [key, list] of byRun) {
       const base = states.get(key);
       const run: MergedRun = base ? cloneRun(base) : emptyRun(list[0].event.tenant_id, list[0].event.id);
@@ -90,16 +111,13 @@ export class RunWriterService implements OnApplicationBootstrap {
         }
         run.storedKeys = [rowKey];
         run.version = version;
-        updated.set(key, run);
+        this.cache.set(key, run);
       } catch (err) {
         // A run that cannot be merged or serialized is poison: dead-letter its events, keep the rest moving.
         for (const { msg } of list) rejected.push({ message: msg, reason: `merge failed: ${(err as Error).message}` });
       }
     }
-    if (attachmentLines.length > 0) await this.ch.insertJsonEachRow('run_attachments', Buffer.from(attachmentLines.join('\n')));
-    if (runLines.length > 0) await this.ch.insertJsonEachRow('runs', Buffer.from(runLines.join('\n')));
-    for (const [key, run] of updated) this.cache.set(key, run);
-    return { rejected };
+    return { runLines, attachmentLines, rejected };
   }
 
   /** Current state of each run: from memory when this writer wrote it last, else from ClickHouse. */
@@ -119,14 +137,34 @@ export class RunWriterService implements OnApplicationBootstrap {
     for (const [tenant, ids] of missing) {
       for (let i = 0; i < ids.length; i += 5000) {
         const chunk = ids.slice(i, i + 5000);
-        // Every live version of each run, whatever its sorting key; the newest is the state.
-        const rows = await this.ch.query<StoredRunRow>(
-          `SELECT ${STORED_RUN_COLUMNS} FROM runs FINAL WHERE tenant_id = {tenant:UUID} AND id IN {ids:Array(UUID)}`,
+        // Phase 1, narrow: which versions exist, under which sorting keys. Most ids are new and
+        // stop here. No FINAL: the newest version per key decides, tombstones included.
+        const versions = await this.ch.query<{ id: string; session_id: string; start_time: string; version: number | string; is_deleted: number }>(
+          'SELECT id, session_id, start_time, version, is_deleted FROM runs WHERE tenant_id = {tenant:UUID} AND id IN {ids:Array(UUID)}',
           { tenant, ids: chunk },
         );
+        if (versions.length === 0) continue;
+        const newestByKey = new Map<string, { id: string; key: string; version: number; deleted: boolean }>();
+        for (const v of versions) {
+          const k = `${v.id}|${keyOf({ session_id: v.session_id, start_time: v.start_time })}`;
+          const version = Number(v.version);
+          const cur = newestByKey.get(k);
+          if (!cur || version > cur.version || (version === cur.version && v.is_deleted === 1)) {
+            newestByKey.set(k, { id: v.id, key: keyOf({ session_id: v.session_id, start_time: v.start_time }), version, deleted: v.is_deleted === 1 });
+          }
+        }
+        const live = [...newestByKey.values()].filter((v) => !v.deleted);
+        if (live.length === 0) continue;
+        // Phase 2: the full rows of the live versions; the newest is the state, other keys get tombstones.
+        const rows = await this.ch.query<StoredRunRow>(
+          `SELECT ${STORED_RUN_COLUMNS} FROM runs WHERE tenant_id = {tenant:UUID} AND id IN {ids:Array(UUID)} AND version IN {versions:Array(UInt64)} AND is_deleted = 0`,
+          { tenant, ids: [...new Set(live.map((v) => v.id))], versions: [...new Set(live.map((v) => v.version))] },
+        );
+        const wanted = new Set(live.map((v) => `${v.id}|${v.key}|${v.version}`));
         for (const row of rows) {
-          const key = RunCache.key(row.tenant_id, row.id);
           const run = mergedFromRow(row);
+          if (!wanted.has(`${row.id}|${run.storedKeys[0]}|${run.version}`)) continue;
+          const key = RunCache.key(row.tenant_id, row.id);
           const prev = out.get(key);
           if (!prev) out.set(key, run);
           else {

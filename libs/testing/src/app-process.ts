@@ -41,7 +41,9 @@ export interface AppProcess {
 export async function startAppProcess(app: string, env: Record<string, string>, opts: { port?: number; timeoutMs?: number } = {}): Promise<AppProcess> {
   const port = opts.port ?? (await freePort());
   const root = repoRoot();
-  const child = spawn(process.execPath, [join(root, 'scripts', 'run.js'), app], {
+  // TH_CHILD_NODE_ARGS lets a benchmark profile the services it starts (e.g. --cpu-prof).
+  const nodeArgs = (process.env.TH_CHILD_NODE_ARGS ?? '').split(' ').filter(Boolean);
+  const child = spawn(process.execPath, [...nodeArgs, join(root, 'scripts', 'run.js'), app], {
     cwd: root,
     env: { ...process.env, LOG_LEVEL: 'warn', ...env, PORT: String(port), HOST: '127.0.0.1' },
     stdio: ['ignore', 'pipe', 'pipe'],

@@ -240,7 +240,7 @@ function contentTypeFor(format: string): string {
       : 'application/x-ndjson; charset=UTF-8';
   }
   if (f.startsWith('tabseparated') || f.startsWith('tsv')) return 'text/tab-separated-values; charset=UTF-8';
-  if (f.startsWith('csv')) return 'text/csv; charset=UTF-8; header=absent';
+  if (f.startsWith('csv')) return `text/csv; charset=UTF-8; header=${f.includes('withnames') ? 'present' : 'absent'}`;
   if (f.startsWith('rowbinary') || f === 'native' || f === 'parquet' || f.startsWith('arrow') || f === 'orc') {
     return 'application/octet-stream';
   }

@@ -39,6 +39,10 @@ const liveChildren = new Set<ChildProcess>();
 const autoCreatedDirs = new Set<string>();
 let exitHookInstalled = false;
 
+/**
+ * Reaps brokers the moment a plain Node process exits. Inside jest it never fires
+ * (the sandbox's `process` is a copy), which is what the watchdog is for.
+ */
 function installExitHook(): void {
   if (exitHookInstalled) return;
   exitHookInstalled = true;
@@ -93,7 +97,7 @@ function runProcess(cmd: string, args: string[], opts: { cwd?: string; timeoutMs
 
 let libsPromise: Promise<string> | undefined;
 
-/** Runs scripts/kafka/fetch.sh unless the jar cache is already complete; returns the libs dir. */
+/** Runs scripts/kafka/fetch.sh (a no-op when the jar cache is complete); returns the libs dir. */
 export function ensureKafkaLibs(): Promise<string> {
   libsPromise ??= (async () => {
     const root = findRepoRoot();
@@ -177,6 +181,10 @@ function writeConfig(layout: Layout, port: number, controllerPort: number): void
     'message.max.bytes': 32 * 1024 * 1024,
     'replica.fetch.max.bytes': 32 * 1024 * 1024,
     'auto.leader.rebalance.enable': false,
+    // After a SIGKILL the restarted broker cannot register until the previous
+    // incarnation's session expires (9 s by default): shorter keeps kill+restart fast.
+    'broker.session.timeout.ms': 4_000,
+    'broker.heartbeat.interval.ms': 800,
     // Sized for a 2-core CI box rather than a production host.
     'num.network.threads': 2,
     'num.io.threads': 4,
@@ -209,8 +217,7 @@ function writeConfig(layout: Layout, port: number, controllerPort: number): void
 function javaArgs(libs: string, layout: Layout): string[] {
   return [
     ...HEAP,
-    // C1 only: noticeably faster start-up on 2 cores, plenty for test traffic.
-    '-XX:TieredStopAtLevel=1',
+    // One GC thread instead of G1's pool: the broker shares 2 cores with the tests.
     '-XX:+UseSerialGC',
     '-Djava.awt.headless=true',
     `-Dlog4j.configuration=file:${layout.log4jFile}`,

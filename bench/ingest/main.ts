@@ -1,0 +1,229 @@
+/**
+ * Ingest benchmark: end-to-end runs per second through the gateway (batches of 100 operations,
+ * half POST and half PATCH, ~1 KB runs) until visible to a query, acknowledgement latency, and
+ * ingest-to-queryable lag; plus the ceiling: the same rows as one JSONEachRow body inserted
+ * straight into the ClickHouse engine, measured in the same run.
+ *
+ *   npm run build && node scripts/run.js bench/ingest/main.js --mode standalone|cluster [--runs 200000] [--repeat 3]
+ */
+import { randomBytes } from 'node:crypto';
+import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { ClickHouse, migrateClickHouse } from '@th/clickhouse';
+import { emptyRun, mergeEvent, runRowJson } from '@th/ingest';
+import { startAppProcess, startCluster, type AppProcess, type Cluster } from '@th/testing';
+import type { RunEvent } from '@th/contracts';
+import { median, percentile, round } from '../lib/stats';
+import { benchRun, type BenchRun } from '../lib/workload';
+
+interface Args {
+  mode: 'standalone' | 'cluster';
+  runs: number;
+  repeat: number;
+  concurrency: number;
+  /** Measure a service that is already running (standalone form) instead of starting one. */
+  url: string;
+  apiKey: string;
+}
+
+function parseArgs(): Args {
+  const a = process.argv.slice(2);
+  const get = (k: string, d: string) => {
+    const i = a.indexOf(`--${k}`);
+    return i >= 0 ? a[i + 1] : d;
+  };
+  const mode = get('mode', 'standalone');
+  if (mode !== 'standalone' && mode !== 'cluster') throw new Error('--mode standalone|cluster');
+  return {
+    mode,
+    runs: Number(get('runs', '200000')),
+    repeat: Number(get('repeat', '3')),
+    concurrency: Number(get('concurrency', '8')),
+    url: get('url', ''),
+    apiKey: get('api-key', ''),
+  };
+}
+
+interface Target {
+  url: string;
+  apiKey: string;
+  /** ClickHouse for the ceiling: the same engine the service writes to. */
+  ceiling(rows: Buffer, count: number): Promise<number>;
+  stop(): Promise<void>;
+}
+
+async function standaloneTarget(args: Args): Promise<Target> {
+  const dir = mkdtempSync(join(tmpdir(), 'th-bench-'));
+  chmodSync(dir, 0o755); // embedded PostgreSQL's initdb runs as the postgres user
+  const apiKey = args.apiKey || `th_bench_${randomBytes(8).toString('hex')}`;
+  const svc: Pick<AppProcess, 'url' | 'stop'> = args.url
+    ? { url: args.url, stop: async () => undefined }
+    : await startAppProcess('standalone', { DATA_DIR: join(dir, 'data'), BOOTSTRAP_API_KEY: apiKey, PRINT_BANNER: 'false' });
+  // chDB binds one directory per process: the ceiling uses the same engine build in this process, on its own directory.
+  const ch = ClickHouse.connect({ kind: 'embedded', path: join(dir, 'ceiling') });
+  await migrateClickHouse(ch);
+  return {
+    url: svc.url,
+    apiKey,
+    ceiling: (rows) => timedInsert(ch, rows),
+    async stop() {
+      await svc.stop();
+      await ch.close();
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+async function clusterTarget(): Promise<Target> {
+  const cluster: Cluster = await startCluster();
+  const ch = ClickHouse.connect({ kind: 'http', url: cluster.clickhouse.url, user: 'default', password: '', database: 'default' });
+  await ch.command('CREATE TABLE IF NOT EXISTS runs_ceiling AS runs');
+  return {
+    url: cluster.gateway.url,
+    apiKey: cluster.apiKey,
+    ceiling: (rows) => timedInsert(ch, rows, 'runs_ceiling'),
+    async stop() {
+      await ch.close();
+      await cluster.stop();
+    },
+  };
+}
+
+async function timedInsert(ch: ClickHouse, rows: Buffer, table = 'runs'): Promise<number> {
+  await ch.insertJsonEachRow(table, rows.subarray(0, rows.indexOf(10))); // warm the engine's insert path
+  const t0 = performance.now();
+  await ch.insertJsonEachRow(table, rows);
+  return (performance.now() - t0) / 1000;
+}
+
+/** The final merged rows of the workload, exactly as the writer would write them. */
+function ceilingRows(runs: BenchRun[], tenant: string, session: string): Buffer {
+  const lines: string[] = [];
+  const now = new Date().toISOString().replace('Z', '000Z');
+  for (const r of runs) {
+    const run = emptyRun(tenant, r.id);
+    const base = { kind: 'run' as const, tenant_id: tenant, id: r.id, received_at: now };
+    mergeEvent(run, { ...base, op: 'post', fields: { ...(r.post as RunEvent['fields']), session_id: session } });
+    mergeEvent(run, { ...base, op: 'patch', fields: { ...(r.patch as RunEvent['fields']), end_time: new Date(r.patch.end_time as number).toISOString() } });
+    lines.push(runRowJson(run, 1, now).line);
+  }
+  return Buffer.from(lines.join('\n'));
+}
+
+async function once(target: Target, args: Args, round_: number): Promise<Record<string, number>> {
+  const project = `bench-${round_}-${randomBytes(3).toString('hex')}`;
+  const headers = { 'x-api-key': target.apiKey, 'content-type': 'application/json' };
+  const base = Date.UTC(2026, 10, 1) + round_ * 10_000_000;
+  const runs = Array.from({ length: args.runs }, (_, i) => benchRun(project, i, base));
+  // batch k: posts of runs [50k, 50k+50) and patches of the previous 50 runs
+  const batches: string[] = [];
+  for (let k = 0; k * 50 < runs.length + 50; k++) {
+    const post = runs.slice(k * 50, k * 50 + 50).map((r) => r.post);
+    const patch = k > 0 ? runs.slice((k - 1) * 50, k * 50).map((r) => r.patch) : [];
+    if (post.length + patch.length > 0) batches.push(JSON.stringify({ post, patch }));
+  }
+  const acks: number[] = [];
+  const lags: number[] = [];
+  const lagChecks: Promise<void>[] = [];
+  let next = 0;
+  const t0 = performance.now();
+  const deadline = Date.now() + 30 * 60_000;
+  const worker = async () => {
+    for (;;) {
+      const k = next++;
+      if (k >= batches.length || Date.now() > deadline) return;
+      const s = performance.now();
+      const res = await fetch(`${target.url}/runs/batch`, { method: 'POST', headers, body: batches[k] });
+      await res.arrayBuffer();
+      if (res.status !== 202) throw new Error(`batch ${k} answered ${res.status}`);
+      const ackAt = performance.now();
+      acks.push(ackAt - s);
+      if (k % 25 === 1 && k * 50 <= runs.length) {
+        const probe = runs[(k - 1) * 50].id; // patched in this batch
+        lagChecks.push(
+          (async () => {
+            for (let i = 0; i < 3000; i++) {
+              const r = await fetch(`${target.url}/runs/query`, { method: 'POST', headers, body: JSON.stringify({ id: [probe], select: ['status'] }) });
+              const body = (await r.json()) as { runs: { status: string }[] };
+              if (body.runs[0]?.status === 'success') {
+                lags.push(performance.now() - ackAt);
+                return;
+              }
+              await new Promise((res2) => setTimeout(res2, 5));
+            }
+          })(),
+        );
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: args.concurrency }, worker));
+  const acked = performance.now();
+  // visible: every run of this round completed in a query
+  let visibleAt = acked;
+  for (let i = 0; i < 6000; i++) {
+    const r = await fetch(`${target.url}/runs/stats`, { method: 'POST', headers, body: JSON.stringify({ filter: `eq(status, "success")`, query: null, tags: ['bench'], session: await sessionIds(target, project) }) });
+    const s = (await r.json()) as { run_count: number };
+    if (s.run_count >= args.runs) {
+      visibleAt = performance.now();
+      break;
+    }
+    await new Promise((res2) => setTimeout(res2, 20));
+  }
+  await Promise.all(lagChecks);
+  const seconds = (visibleAt - t0) / 1000;
+  const tenant = await tenantOf(target);
+  const session = (await sessionIds(target, project))[0];
+  const rows = ceilingRows(runs, tenant, session);
+  const ceilingSeconds = await target.ceiling(rows, runs.length);
+  const e2e = args.runs / seconds;
+  const ceiling = args.runs / ceilingSeconds;
+  return {
+    runs_per_s: Math.round(e2e),
+    ops_per_s: Math.round((2 * args.runs) / seconds),
+    ack_p50_ms: round(percentile(acks, 50)),
+    ack_p99_ms: round(percentile(acks, 99)),
+    lag_p99_ms: round(percentile(lags, 99)),
+    lag_samples: lags.length,
+    ceiling_runs_per_s: Math.round(ceiling),
+    ratio_to_ceiling: round(e2e / ceiling, 3),
+  };
+}
+
+const sessionCache = new Map<string, string[]>();
+async function sessionIds(target: Target, name: string): Promise<string[]> {
+  const hit = sessionCache.get(name);
+  if (hit) return hit;
+  const r = await fetch(`${target.url}/sessions?name=${encodeURIComponent(name)}`, { headers: { 'x-api-key': target.apiKey } });
+  const list = ((await r.json()) as { id: string }[]).map((p) => p.id);
+  if (list.length) sessionCache.set(name, list);
+  return list;
+}
+
+async function tenantOf(target: Target): Promise<string> {
+  const r = await fetch(`${target.url}/sessions?limit=1`, { headers: { 'x-api-key': target.apiKey } });
+  return ((await r.json()) as { tenant_id: string }[])[0].tenant_id;
+}
+
+async function main(): Promise<void> {
+  const args = parseArgs();
+  const target = args.mode === 'standalone' ? await standaloneTarget(args) : await clusterTarget();
+  const results: Record<string, number>[] = [];
+  try {
+    for (let i = 0; i < args.repeat; i++) {
+      const r = await once(target, args, i);
+      process.stdout.write(`${JSON.stringify({ mode: args.mode, round: i, ...r })}\n`);
+      results.push(r);
+    }
+  } finally {
+    await target.stop();
+  }
+  const keys = Object.keys(results[0]);
+  const med = Object.fromEntries(keys.map((k) => [k, median(results.map((r) => r[k]))]));
+  process.stdout.write(`${JSON.stringify({ mode: args.mode, runs: args.runs, repeat: args.repeat, concurrency: args.concurrency, median: med })}\n`);
+}
+
+main().catch((err: unknown) => {
+  process.stderr.write(`${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
+  process.exit(1);
+});
