@@ -17,6 +17,11 @@ export function toEpochMicros(value: string | number): number | null {
     if (!Number.isFinite(value) || value < 0) return null;
     return Math.round(value * 1000);
   }
+  if (isCanonicalIso(value)) {
+    // The hot path: the SDK's and our own form, 2026-11-22T04:04:29.623001Z.
+    const base = Date.UTC(+value.slice(0, 4), +value.slice(5, 7) - 1, +value.slice(8, 10), +value.slice(11, 13), +value.slice(14, 16), +value.slice(17, 19));
+    return base * 1000 + +value.slice(20, 26);
+  }
   const m = ISO_RE.exec(value.trim());
   if (!m) return null;
   const [, y, mo, d, h, mi, s = '0', frac = '', tz = 'Z'] = m;
@@ -32,6 +37,17 @@ export function toEpochMicros(value: string | number): number | null {
   return (base - offsetMin * 60_000) * 1000 + micros;
 }
 
+/** True for YYYY-MM-DDTHH:MM:SS.ffffffZ exactly (checked by character, no regex). */
+export function isCanonicalIso(v: string): boolean {
+  if (v.length !== 27 || v.charCodeAt(26) !== 90 /* Z */ || v.charCodeAt(10) !== 84 /* T */ || v.charCodeAt(19) !== 46 /* . */) return false;
+  for (let i = 0; i < 26; i++) {
+    if (i === 4 || i === 7 || i === 10 || i === 13 || i === 16 || i === 19) continue;
+    const c = v.charCodeAt(i);
+    if (c < 48 || c > 57) return false;
+  }
+  return v.charCodeAt(4) === 45 && v.charCodeAt(7) === 45 && v.charCodeAt(13) === 58 && v.charCodeAt(16) === 58;
+}
+
 /** Formats epoch microseconds as an ISO string with six fractional digits and a Z. */
 export function microsToIso(micros: number): string {
   const ms = Math.floor(micros / 1000);
@@ -42,6 +58,11 @@ export function microsToIso(micros: number): string {
 
 /** A timestamp as the SDK sends it (ISO string or epoch ms), normalized to an ISO string with microseconds. */
 export const timestamp = z.union([z.string(), z.number()]).transform((v, ctx) => {
+  if (typeof v === 'string' && isCanonicalIso(v) && toEpochMicros(v) !== null) {
+    const month = +v.slice(5, 7);
+    const day = +v.slice(8, 10);
+    if (month >= 1 && month <= 12 && day >= 1 && day <= 31 && +v.slice(11, 13) < 24 && +v.slice(14, 16) < 60 && +v.slice(17, 19) < 60) return v;
+  }
   const micros = toEpochMicros(v);
   if (micros === null) {
     ctx.addIssue({ code: 'custom', message: 'Input should be a valid datetime' });

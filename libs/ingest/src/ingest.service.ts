@@ -27,13 +27,15 @@ export interface Attachment {
 }
 
 const DEFAULT_PROJECT = 'default';
+const EVENT_FIELDS = [
+  'session_id', 'trace_id', 'parent_run_id', 'dotted_order', 'name', 'run_type', 'start_time', 'end_time', 'inputs', 'outputs',
+  'extra', 'events', 'error', 'serialized', 'tags', 'reference_example_id', 'trace_tier',
+] as const;
+const EVENT_FIELD_SET: ReadonlySet<string> = new Set(EVENT_FIELDS);
 const RUN_SPLIT_FIELDS = new Set(['inputs', 'outputs', 'events', 'extra', 'error', 'serialized']);
 
-let receivedCounter = 0;
 function receivedAt(): string {
-  // Microsecond clock with a counter so events of one request keep their order when sorted.
-  receivedCounter = (receivedCounter + 1) % 1000;
-  return microsToIso(Date.now() * 1000 + receivedCounter);
+  return microsToIso(Date.now() * 1000);
 }
 
 /** The one use case behind every run write (POST, PATCH, batch, multipart). */
@@ -174,6 +176,7 @@ export class IngestService {
     const parents = await this.lookupRuns(tenant, needParent);
 
     const messages: OutgoingMessage<RunEvent>[] = [];
+    const received = receivedAt();
     const orderOf = (r: RunCreate & { id: string; start_time: string }, depth = 0): { trace_id: string; dotted_order: string } => {
       if (r.dotted_order) return { trace_id: r.trace_id ?? parseDottedOrder(r.dotted_order)?.ids[0] ?? r.id, dotted_order: r.dotted_order };
       const seg = dottedSegment(r.start_time, r.id);
@@ -187,14 +190,14 @@ export class IngestService {
     prepared.forEach((r, i) => {
       const sessionId = this.sessionIdFor(r, resolved.by_name, true);
       const { trace_id, dotted_order } = orderOf(r);
-      messages.push(this.event('post', tenant, r.id, trace_id, { ...r, session_id: sessionId, trace_id, dotted_order }, attachments.get(r.id)));
+      messages.push(this.event('post', tenant, r.id, trace_id, { ...r, session_id: sessionId, trace_id, dotted_order }, received, attachments.get(r.id)));
     });
     const patchTraceLookups = patches.filter((p) => !p.trace_id && !p.dotted_order).map((p) => p.id);
     const patchTraces = await this.lookupRuns(tenant, patchTraceLookups);
     patches.forEach((p) => {
       const sessionId = this.sessionIdFor(p, resolved.by_name, false);
       const trace = p.trace_id ?? (p.dotted_order ? parseDottedOrder(p.dotted_order)?.ids[0] : undefined) ?? patchTraces.get(p.id)?.trace_id;
-      messages.push(this.event('patch', tenant, p.id, trace ?? p.id, { ...p, session_id: sessionId }, attachments.get(p.id)));
+      messages.push(this.event('patch', tenant, p.id, trace ?? p.id, { ...p, session_id: sessionId }, received, attachments.get(p.id)));
     });
     return messages;
   }
@@ -215,16 +218,21 @@ export class IngestService {
     else if (parsed.ids[parsed.ids.length - 1] !== id) errors.push({ loc, msg: 'dotted_order must end with the run id', type: 'value_error' });
   }
 
-  private event(op: 'post' | 'patch', tenant: string, id: string, key: string, r: RunCreate | RunUpdate, att?: Attachment[]): OutgoingMessage<RunEvent> {
+  private event(
+    op: 'post' | 'patch',
+    tenant: string,
+    id: string,
+    key: string,
+    r: RunCreate | RunUpdate,
+    received: string,
+    att?: Attachment[],
+  ): OutgoingMessage<RunEvent> {
     const fields: RunEvent['fields'] = {};
-    const src = r as Record<string, unknown>;
-    for (const k of [
-      'session_id', 'trace_id', 'parent_run_id', 'dotted_order', 'name', 'run_type', 'start_time', 'end_time', 'inputs', 'outputs',
-      'extra', 'events', 'error', 'serialized', 'tags', 'reference_example_id', 'trace_tier',
-    ] as const) {
-      if (src[k] !== undefined && src[k] !== null) (fields as Record<string, unknown>)[k] = src[k];
+    for (const k in r) {
+      const v = (r as Record<string, unknown>)[k];
+      if (v !== undefined && v !== null && EVENT_FIELD_SET.has(k)) (fields as Record<string, unknown>)[k] = v;
     }
-    const value: RunEvent = { kind: 'run', op, tenant_id: tenant, id, received_at: receivedAt(), fields };
+    const value: RunEvent = { kind: 'run', op, tenant_id: tenant, id, received_at: received, fields };
     if (att && att.length > 0) value.attachments = att.map((a) => ({ name: a.name, mime_type: a.mime_type, data_base64: a.data.toString('base64') }));
     return { key: key, value };
   }

@@ -63,7 +63,9 @@ export function emptyRun(tenantId: string, id: string): MergedRun {
 export function mergeEvent(run: MergedRun, event: RunEvent): boolean {
   let changed = false;
   const fields = run.fields as Record<string, unknown>;
-  for (const [key, value] of Object.entries(event.fields)) {
+  const supplied = event.fields as Record<string, unknown>;
+  for (const key in supplied) {
+    const value = supplied[key];
     if (value === undefined || value === null) continue; // null means "not supplied"
     const field = key as FieldName;
     const p = priorityOf(event.op, field);
@@ -78,8 +80,6 @@ export function mergeEvent(run: MergedRun, event: RunEvent): boolean {
   return changed;
 }
 
-const SEGMENT_RE = /^(\d{8}T\d{6})(\d{6})Z([0-9a-fA-F-]{36})$/;
-
 /** One dotted_order segment: UTC time to the microsecond, then the run id. */
 export function dottedSegment(startTimeIso: string, id: string): string {
   const micros = toEpochMicros(startTimeIso) ?? 0;
@@ -89,18 +89,34 @@ export function dottedSegment(startTimeIso: string, id: string): string {
   return `${stamp}${pad(micros % 1_000_000, 6)}Z${id}`;
 }
 
+/**
+ * Splits a dotted_order into run ids and start times; null unless every segment has the SDK's shape
+ * (YYYYMMDDTHHMMSS + 6 digits + Z + UUID). Character checks, not regexes: this is on the hot path.
+ */
 export function parseDottedOrder(dotted: string): { ids: string[]; times: string[] } | null {
   const ids: string[] = [];
   const times: string[] = [];
-  for (const seg of dotted.split('.')) {
-    const m = SEGMENT_RE.exec(seg);
-    if (!m) return null;
-    ids.push(m[3].toLowerCase());
-    const t = m[1];
-    times.push(`${t.slice(0, 4)}-${t.slice(4, 6)}-${t.slice(6, 8)}T${t.slice(9, 11)}:${t.slice(11, 13)}:${t.slice(13, 15)}.${m[2]}Z`);
+  let start = 0;
+  for (;;) {
+    const end = dotted.indexOf('.', start);
+    const segEnd = end < 0 ? dotted.length : end;
+    if (segEnd - start !== 58) return null;
+    for (let i = 0; i < 22; i++) {
+      const c = dotted.charCodeAt(start + i);
+      if (i === 8 ? c !== 84 : i === 21 ? c !== 90 : c < 48 || c > 57) return null;
+    }
+    const id = dotted.slice(start + 22, segEnd).toLowerCase();
+    if (!UUID_RE.test(id)) return null;
+    ids.push(id);
+    const t = dotted.slice(start, start + 21);
+    times.push(`${t.slice(0, 4)}-${t.slice(4, 6)}-${t.slice(6, 8)}T${t.slice(9, 11)}:${t.slice(11, 13)}:${t.slice(13, 15)}.${t.slice(15, 21)}Z`);
+    if (end < 0) break;
+    start = end + 1;
   }
   return { ids, times };
 }
+
+const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
 /** Everything the runs table needs, derived from the merged fields. */
 export interface ComputedRun {

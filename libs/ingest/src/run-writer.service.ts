@@ -3,7 +3,7 @@ import { TOPICS, type RunControlEvent, type RunEvent, type TopicPayload } from '
 import { EventBus, type BusMessage, type Rejection } from '@th/bus';
 import { ClickHouse } from '@th/clickhouse';
 import { RunCache } from './run-cache';
-import { emptyRun, mergeEvent, type MergedRun } from './run-merge';
+import { computeRun, emptyRun, mergeEvent, type ComputedRun, type MergedRun } from './run-merge';
 import { keyOf, runRowJson, STORED_RUN_COLUMNS, mergedFromRow, tombstoneRowJson, type StoredRunRow } from './run-row';
 import { INGEST_OPTIONS, type IngestOptions } from './ingest.options';
 
@@ -38,21 +38,46 @@ export class RunWriterService implements OnApplicationBootstrap {
     if (!this.options.writer) return;
     await this.bus.subscribe(
       TOPICS.runs,
-      { groupId: 'ingest-writer', maxBatchSize: this.options.writerMaxBatch, concurrency: 2, onAssignmentChange: () => this.cache.clear() },
+      { groupId: 'ingest-writer', maxBatchSize: this.options.writerMaxBatch, concurrency: 4, onAssignmentChange: () => this.cache.clear() },
       (batch) => this.handle(batch),
     );
   }
 
   /**
-   * Merging is serialized (each batch sees the state the previous one left in the cache); the
-   * ClickHouse inserts of consecutive batches may overlap. Versions only grow, so whichever insert
-   * lands last, the newest version of a run wins.
+   * Only the merge itself is serialized (each batch sees the state the previous one left in the
+   * cache); lookups of unknown runs, row serialization and the ClickHouse inserts of consecutive
+   * batches overlap. Versions only grow, so whichever insert lands last, the newest version wins.
    */
   async handle(batch: RunsMessage[]): Promise<{ rejected: Rejection<TopicPayload<'runs'>>[] }> {
-    const prepared = await this.serialized(() => this.prepare(batch));
-    if (prepared.attachmentLines.length > 0) await this.ch.insertJsonEachRow('run_attachments', Buffer.from(prepared.attachmentLines.join('\n')));
-    if (prepared.runLines.length > 0) await this.ch.insertJsonEachRow('runs', Buffer.from(prepared.runLines.join('\n')));
-    return { rejected: prepared.rejected };
+    const rejected: Rejection<TopicPayload<'runs'>>[] = [];
+    const byRun = new Map<string, { msg: RunsMessage; event: RunEvent }[]>();
+    for (const msg of batch) {
+      if (msg.value.kind !== 'run') {
+        await this.deleteSession(msg.value);
+        continue;
+      }
+      const key = RunCache.key(msg.value.tenant_id, msg.value.id);
+      const list = byRun.get(key);
+      if (list) list.push({ msg, event: msg.value });
+      else byRun.set(key, [{ msg, event: msg.value }]);
+    }
+    const looked = await this.loadStates([...byRun.keys()].filter((k) => !this.cache.get(k)));
+    const merged = await this.serialized(async () => this.merge(byRun, looked, rejected));
+    const runLines: string[] = [];
+    const attachmentLines: string[] = [];
+    for (const m of merged) {
+      try {
+        const { line, key: rowKey } = runRowJson(m.run, m.run.version, m.receivedAt, m.computed);
+        runLines.push(line);
+        for (const old of m.oldKeys) if (old !== rowKey) runLines.push(tombstoneRowJson(m.run.tenant_id, m.run.id, old, m.run.version));
+        attachmentLines.push(...m.attachmentLines);
+      } catch (err) {
+        for (const { msg } of m.events) rejected.push({ message: msg, reason: `serialize failed: ${(err as Error).message}` });
+      }
+    }
+    if (attachmentLines.length > 0) await this.ch.insertJsonEachRow('run_attachments', Buffer.from(attachmentLines.join('\n')));
+    if (runLines.length > 0) await this.ch.insertJsonEachRow('runs', Buffer.from(runLines.join('\n')));
+    return { rejected };
   }
 
   private serialized<T>(fn: () => Promise<T>): Promise<T> {
@@ -64,38 +89,24 @@ export class RunWriterService implements OnApplicationBootstrap {
     return run;
   }
 
-  private async prepare(batch: RunsMessage[]): Promise<{ runLines: string[]; attachmentLines: string[]; rejected: Rejection<TopicPayload<'runs'>>[] }> {
-    const rejected: Rejection<TopicPayload<'runs'>>[] = [];
-    const events: { msg: RunsMessage; event: RunEvent }[] = [];
-    const controls: RunControlEvent[] = [];
-    for (const msg of batch) {
-      if (msg.value.kind === 'run') events.push({ msg, event: msg.value });
-      else controls.push(msg.value);
-    }
-    for (const c of controls) await this.deleteSession(c);
-
-    const byRun = new Map<string, { msg: RunsMessage; event: RunEvent }[]>();
-    for (const e of events) {
-      const key = RunCache.key(e.event.tenant_id, e.event.id);
-      const list = byRun.get(key);
-      if (list) list.push(e);
-      else byRun.set(key, [e]);
-    }
-    const states = await this.loadStates([...byRun.keys()]);
-
-    const runLines: string[] = [];
-    const attachmentLines: string[] = [];
+  /** Folds the batch into the runs' current states (memory first: it is fresher than any lookup). */
+  private merge(
+    byRun: Map<string, { msg: RunsMessage; event: RunEvent }[]>,
+    looked: Map<string, MergedRun>,
+    rejected: Rejection<TopicPayload<'runs'>>[],
+  ): { run: MergedRun; computed: ComputedRun; oldKeys: string[]; receivedAt: string; attachmentLines: string[]; events: { msg: RunsMessage }[] }[] {
+    const out = [];
     for (const [key, list] of byRun) {
-      const base = states.get(key);
+      const base = this.cache.get(key) ?? looked.get(key);
       const run: MergedRun = base ? cloneRun(base) : emptyRun(list[0].event.tenant_id, list[0].event.id);
       let changed = !base;
       const version = nextVersion();
+      const attachmentLines: string[] = [];
       try {
         for (const { event } of list) {
           if (mergeEvent(run, event)) changed = true;
           for (const a of event.attachments ?? []) {
-            const size = Buffer.byteLength(a.data_base64, 'base64');
-            run.attachments[a.name] = { mime_type: a.mime_type, size };
+            run.attachments[a.name] = { mime_type: a.mime_type, size: Buffer.byteLength(a.data_base64, 'base64') };
             attachmentLines.push(
               JSON.stringify({ tenant_id: run.tenant_id, run_id: run.id, name: a.name, mime_type: a.mime_type, data: a.data_base64, version }),
             );
@@ -103,21 +114,18 @@ export class RunWriterService implements OnApplicationBootstrap {
           }
         }
         if (!changed) continue; // a pure redelivery: the stored row is already this run
-        const receivedAt = list[0].event.received_at;
-        const { line, key: rowKey } = runRowJson(run, version, receivedAt);
-        runLines.push(line);
-        for (const old of run.storedKeys) {
-          if (old !== rowKey) runLines.push(tombstoneRowJson(run.tenant_id, run.id, old, version));
-        }
-        run.storedKeys = [rowKey];
+        const oldKeys = run.storedKeys;
+        const computed = computeRun(run, list[0].event.received_at);
+        run.storedKeys = [keyOf({ session_id: computed.session_id, start_time: computed.start_time })];
         run.version = version;
         this.cache.set(key, run);
+        out.push({ run, computed, oldKeys, receivedAt: list[0].event.received_at, attachmentLines, events: list });
       } catch (err) {
-        // A run that cannot be merged or serialized is poison: dead-letter its events, keep the rest moving.
+        // A run that cannot be merged is poison: dead-letter its events, keep the rest moving.
         for (const { msg } of list) rejected.push({ message: msg, reason: `merge failed: ${(err as Error).message}` });
       }
     }
-    return { runLines, attachmentLines, rejected };
+    return out;
   }
 
   /** Current state of each run: from memory when this writer wrote it last, else from ClickHouse. */
