@@ -14,8 +14,10 @@ function ensureDeps() {
   const lock = path.join(root, 'package-lock.json');
   const stale = !fs.existsSync(marker) || fs.statSync(marker).mtimeMs < fs.statSync(lock).mtimeMs;
   if (stale) {
-    process.stdout.write('Installing dependencies (npm ci)...\n');
-    run('npm ci --no-audit --no-fund');
+    // `npm install` rather than `npm ci`: npm 11 leaves other platforms' optional binaries out of the
+    // lock file it writes and then refuses `npm ci` on that same lock. The lock still pins every version.
+    process.stdout.write('Installing dependencies (npm install)...\n');
+    run('npm install --no-audit --no-fund');
   }
 }
 
