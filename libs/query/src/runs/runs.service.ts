@@ -77,7 +77,9 @@ export class RunsService {
 
   private conditions(identity: Identity, q: Omit<RunQuery, 'select' | 'cursor'> & Partial<Pick<RunQuery, 'select' | 'cursor'>>): Condition[] {
     const c: Condition[] = [];
-    if (q.session && q.session.length > 0) c.push({ sql: 'session_id IN {session:Array(UUID)}', params: { session: q.session } });
+    // One project (the usual case) as an equality: ClickHouse then reads the sorting key in order.
+    if (q.session && q.session.length === 1) c.push({ sql: 'session_id = {session:UUID}', params: { session: q.session[0] } });
+    else if (q.session && q.session.length > 1) c.push({ sql: 'session_id IN {session:Array(UUID)}', params: { session: q.session } });
     if (q.id && q.id.length > 0) c.push({ sql: 'id IN {ids:Array(UUID)}', params: { ids: q.id } });
     if (q.trace) c.push({ sql: 'trace_id = {trace:UUID}', params: { trace: q.trace } });
     if (q.parent_run) c.push({ sql: 'parent_run_id = {parent:UUID}', params: { parent: q.parent_run } });
