@@ -1,4 +1,4 @@
-import { randomUUID } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 
 export interface BenchRun {
   id: string;
@@ -13,10 +13,20 @@ function segment(iso: string, id: string): string {
   return `${d.slice(0, 15)}${d.slice(15)}${id}`;
 }
 
+/** A UUIDv7 (48-bit ms timestamp first), as the SDK generates run ids. */
+export function uuidv7(ms: number): string {
+  const b = randomBytes(16);
+  b.writeUIntBE(Math.floor(ms), 0, 6);
+  b[6] = (b[6] & 0x0f) | 0x70;
+  b[8] = (b[8] & 0x3f) | 0x80;
+  const h = b.toString('hex');
+  return `${h.slice(0, 8)}-${h.slice(8, 12)}-${h.slice(12, 16)}-${h.slice(16, 20)}-${h.slice(20)}`;
+}
+
 /** One root run of about 1 KB (post) and its completion (patch), as the SDK would send them. */
 export function benchRun(project: string, i: number, base: number): BenchRun {
-  const id = randomUUID();
   const startMs = base + i;
+  const id = uuidv7(startMs);
   const start = new Date(startMs).toISOString().replace('Z', '001Z');
   const order = segment(start, id);
   return {
