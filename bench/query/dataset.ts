@@ -10,7 +10,7 @@
  * Everything derives from one seed, so the same arguments give the same data set.
  */
 import { microsToIso, type RunEvent } from '@th/contracts';
-import { dottedSegment, emptyRun, mergeEvent, runRowJson } from '@th/ingest';
+import { computeRun, dottedSegment, emptyRun, locatorRowJson, mergeEvent, runRowJson } from '@th/ingest';
 
 /** mulberry32: small, fast, seedable. */
 export class Rng {
@@ -194,12 +194,16 @@ export class Dataset {
   }
 
   /** The next chunk of rows as one JSONEachRow body, or null when all runs were produced. */
-  nextChunk(chunkRows: number): { body: Buffer; rows: number } | null {
+  nextChunk(chunkRows: number): { body: Buffer; locatorBody: Buffer; rows: number } | null {
     if (this.done) return null;
     const lines: string[] = [];
+    this.locatorLines = [];
     while (lines.length < chunkRows && !this.done) this.trace(lines);
-    return { body: Buffer.from(lines.join('\n')), rows: lines.length };
+    return { body: Buffer.from(lines.join('\n')), locatorBody: Buffer.from(this.locatorLines.join('\n')), rows: lines.length };
   }
+
+  /** run_locator rows of the chunk being built (the writer inserts them too). */
+  private locatorLines: string[] = [];
 
   private text(min: number, max: number): string {
     const len = Math.floor(this.rng.range(min, max));
@@ -360,7 +364,10 @@ export class Dataset {
     };
     mergeEvent(run, post);
     mergeEvent(run, patch);
-    return runRowJson(run, patchUs, patchAt).line;
+    const computed = computeRun(run, patchAt);
+    const { line, key } = runRowJson(run, patchUs, patchAt, computed);
+    this.locatorLines.push(locatorRowJson(tenant, n.id, key, computed, patchUs));
+    return line;
   }
 
   /** Reservoir sampling (algorithm R) of roots and of children, separately. */

@@ -49,7 +49,8 @@ async function main(): Promise<void> {
       if (!chunk) break;
       bytes += chunk.body.length;
       inserts++;
-      pending = ch.insertJsonEachRow('runs', chunk.body);
+      const c = chunk;
+      pending = ch.insertJsonEachRow('run_locator', c.locatorBody).then(() => ch.insertJsonEachRow('runs', c.body));
       if (ds.stats.runs - lastLog >= 500_000 || ds.done) {
         lastLog = ds.stats.runs;
         const s = (performance.now() - t0) / 1000;

@@ -90,6 +90,22 @@ describe('query: runs, stats and projects through HTTP', () => {
     expect((await query({ session: [projectId], metadata: { user: 'u1' } })).runs.map((r) => r.name)).toEqual(['root-3', 'root-1']);
   });
 
+  it('lists only the newest version of each run, even before ClickHouse merges old versions away', async () => {
+    const id = randomUUID();
+    const t = '2026-11-20T11:00:00.000001Z';
+    const post = { id, name: 'versioned', run_type: 'chain', start_time: t, trace_id: id, dotted_order: seg(t, id), session_name: 'versions' };
+    expect((await svc.api('/runs', { method: 'POST', json: post })).status).toBe(202);
+    const pid = ((await (await svc.api('/sessions?name=versions')).json()) as Json[])[0].id as string;
+    expect((await query({ session: [pid], filter: 'eq(status, "pending")' })).runs.map((r) => r.id)).toEqual([id]);
+    const patch = { trace_id: id, dotted_order: seg(t, id), end_time: '2026-11-20T11:00:02.000001Z', outputs: { done: true } };
+    expect((await svc.api(`/runs/${id}`, { method: 'PATCH', json: patch })).status).toBe(202);
+    expect((await query({ session: [pid], filter: 'eq(status, "pending")' })).runs.map((r) => r.id)).toEqual([]);
+    const done = await query({ session: [pid] });
+    expect(done.runs).toHaveLength(1);
+    expect(done.runs[0]).toMatchObject({ id, status: 'success', outputs: { done: true } });
+    expect((await (await svc.api('/runs/stats', { method: 'POST', json: { session: [pid] } })).json()) as Json).toMatchObject({ run_count: 1 });
+  });
+
   it('evaluates filter, trace_filter and tree_filter expressions', async () => {
     const f = await query({ session: [projectId], filter: 'and(eq(run_type, "chain"), has(tags, "odd"))' });
     expect(f.runs.map((r) => r.name)).toEqual(['root-3', 'root-1']);

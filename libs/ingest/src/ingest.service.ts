@@ -242,7 +242,7 @@ export class IngestService {
     const out = new Map<string, { trace_id: string; dotted_order: string }>();
     if (ids.length === 0) return out;
     const rows = await this.ch.query<{ id: string; trace_id: string; dotted_order: string }>(
-      'SELECT id, trace_id, dotted_order FROM runs FINAL WHERE tenant_id = {tenant:UUID} AND id IN {ids:Array(UUID)}',
+      'SELECT id, trace_id, dotted_order FROM run_locator FINAL WHERE tenant_id = {tenant:UUID} AND id IN {ids:Array(UUID)} AND is_deleted = 0',
       { tenant, ids: [...new Set(ids)] },
     );
     for (const r of rows) out.set(r.id, { trace_id: r.trace_id, dotted_order: r.dotted_order });

@@ -41,6 +41,21 @@ export function runRowJson(run: MergedRun, version: number, receivedAtIso: strin
   return { line, key: keyOf({ session_id: c.session_id, start_time: c.start_time }) };
 }
 
+/** The run_locator row of a version: where it lives, and enough for children to find their trace. */
+export function locatorRowJson(tenantId: string, id: string, key: string, c: { trace_id: string; dotted_order: string } | null, version: number): string {
+  const [session_id, start_time] = key.split('|');
+  return JSON.stringify({
+    tenant_id: tenantId,
+    id,
+    session_id,
+    start_time,
+    trace_id: c ? c.trace_id : id,
+    dotted_order: c ? c.dotted_order : '',
+    version,
+    is_deleted: c ? 0 : 1,
+  });
+}
+
 /** A delete marker for a version written under an old sorting key. */
 export function tombstoneRowJson(tenantId: string, id: string, key: string, version: number): string {
   const [session_id, start_time] = key.split('|');

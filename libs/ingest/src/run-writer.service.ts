@@ -4,7 +4,7 @@ import { EventBus, type BusMessage, type Rejection } from '@th/bus';
 import { ClickHouse } from '@th/clickhouse';
 import { RunCache } from './run-cache';
 import { computeRun, emptyRun, mergeEvent, type ComputedRun, type MergedRun } from './run-merge';
-import { keyOf, runRowJson, STORED_RUN_COLUMNS, mergedFromRow, tombstoneRowJson, type StoredRunRow } from './run-row';
+import { keyOf, locatorRowJson, runRowJson, STORED_RUN_COLUMNS, mergedFromRow, tombstoneRowJson, type StoredRunRow } from './run-row';
 import { INGEST_OPTIONS, type IngestOptions } from './ingest.options';
 
 type RunsMessage = BusMessage<TopicPayload<'runs'>>;
@@ -64,18 +64,26 @@ export class RunWriterService implements OnApplicationBootstrap {
     const looked = await this.loadStates([...byRun.keys()].filter((k) => !this.cache.get(k)));
     const merged = await this.serialized(async () => this.merge(byRun, looked, rejected));
     const runLines: string[] = [];
+    const locatorLines: string[] = [];
     const attachmentLines: string[] = [];
     for (const m of merged) {
       try {
         const { line, key: rowKey } = runRowJson(m.run, m.run.version, m.receivedAt, m.computed);
         runLines.push(line);
-        for (const old of m.oldKeys) if (old !== rowKey) runLines.push(tombstoneRowJson(m.run.tenant_id, m.run.id, old, m.run.version));
+        locatorLines.push(locatorRowJson(m.run.tenant_id, m.run.id, rowKey, m.computed, m.run.version));
+        for (const old of m.oldKeys) {
+          if (old === rowKey) continue;
+          runLines.push(tombstoneRowJson(m.run.tenant_id, m.run.id, old, m.run.version));
+          locatorLines.push(locatorRowJson(m.run.tenant_id, m.run.id, old, null, m.run.version));
+        }
         attachmentLines.push(...m.attachmentLines);
       } catch (err) {
         for (const { msg } of m.events) rejected.push({ message: msg, reason: `serialize failed: ${(err as Error).message}` });
       }
     }
     if (attachmentLines.length > 0) await this.ch.insertJsonEachRow('run_attachments', Buffer.from(attachmentLines.join('\n')));
+    // The locator first: a run row is never written without the locator row that finds it.
+    if (locatorLines.length > 0) await this.ch.insertJsonEachRow('run_locator', Buffer.from(locatorLines.join('\n')));
     if (runLines.length > 0) await this.ch.insertJsonEachRow('runs', Buffer.from(runLines.join('\n')));
     return { rejected };
   }
@@ -145,40 +153,34 @@ export class RunWriterService implements OnApplicationBootstrap {
     for (const [tenant, ids] of missing) {
       for (let i = 0; i < ids.length; i += 5000) {
         const chunk = ids.slice(i, i + 5000);
-        // Phase 1, narrow: which versions exist, under which sorting keys. Most ids are new and
-        // stop here. No FINAL: the newest version per key decides, tombstones included.
-        const versions = await this.ch.query<{ id: string; session_id: string; start_time: string; version: number | string; is_deleted: number }>(
-          'SELECT id, session_id, start_time, version, is_deleted FROM runs WHERE tenant_id = {tenant:UUID} AND id IN {ids:Array(UUID)}',
+        // Phase 1, by primary key: under which sorting keys each run lives. New runs stop here.
+        const located = await this.ch.query<{ id: string; session_id: string; start_time: string; is_deleted: number }>(
+          'SELECT id, session_id, start_time, is_deleted FROM run_locator FINAL WHERE tenant_id = {tenant:UUID} AND id IN {ids:Array(UUID)}',
           { tenant, ids: chunk },
         );
-        if (versions.length === 0) continue;
-        const newestByKey = new Map<string, { id: string; key: string; version: number; deleted: boolean }>();
-        for (const v of versions) {
-          const k = `${v.id}|${keyOf({ session_id: v.session_id, start_time: v.start_time })}`;
-          const version = Number(v.version);
-          const cur = newestByKey.get(k);
-          if (!cur || version > cur.version || (version === cur.version && v.is_deleted === 1)) {
-            newestByKey.set(k, { id: v.id, key: keyOf({ session_id: v.session_id, start_time: v.start_time }), version, deleted: v.is_deleted === 1 });
-          }
+        const liveKeys = new Map<string, string[]>();
+        for (const l of located) {
+          if (l.is_deleted === 1) continue;
+          const list = liveKeys.get(l.id) ?? [];
+          list.push(keyOf({ session_id: l.session_id, start_time: l.start_time }));
+          liveKeys.set(l.id, list);
         }
-        const live = [...newestByKey.values()].filter((v) => !v.deleted);
-        if (live.length === 0) continue;
-        // Phase 2: the full rows of the live versions; the newest is the state, other keys get tombstones.
+        if (liveKeys.size === 0) continue;
+        // Phase 2: the stored versions at those keys; the newest is the state, the other keys get tombstones.
+        const sessions = [...new Set(located.map((l) => l.session_id))];
         const rows = await this.ch.query<StoredRunRow>(
-          `SELECT ${STORED_RUN_COLUMNS} FROM runs WHERE tenant_id = {tenant:UUID} AND id IN {ids:Array(UUID)} AND version IN {versions:Array(UInt64)} AND is_deleted = 0`,
-          { tenant, ids: [...new Set(live.map((v) => v.id))], versions: [...new Set(live.map((v) => v.version))] },
+          `SELECT ${STORED_RUN_COLUMNS} FROM runs WHERE tenant_id = {tenant:UUID} AND session_id IN {sessions:Array(UUID)} AND id IN {ids:Array(UUID)} AND is_deleted = 0`,
+          { tenant, sessions, ids: [...liveKeys.keys()] },
         );
-        const wanted = new Set(live.map((v) => `${v.id}|${v.key}|${v.version}`));
         for (const row of rows) {
+          const keys = liveKeys.get(row.id);
           const run = mergedFromRow(row);
-          if (!wanted.has(`${row.id}|${run.storedKeys[0]}|${run.version}`)) continue;
+          if (!keys || !keys.includes(run.storedKeys[0])) continue;
           const key = RunCache.key(row.tenant_id, row.id);
           const prev = out.get(key);
-          if (!prev) out.set(key, run);
-          else {
-            const [newer, older] = prev.version >= run.version ? [prev, run] : [run, prev];
-            newer.storedKeys = [...new Set([...newer.storedKeys, ...older.storedKeys])];
-            out.set(key, newer);
+          if (!prev || run.version > prev.version) {
+            run.storedKeys = keys;
+            out.set(key, run);
           }
         }
       }
@@ -189,6 +191,11 @@ export class RunWriterService implements OnApplicationBootstrap {
   private async deleteSession(c: RunControlEvent): Promise<void> {
     await this.ch.command(
       'DELETE FROM runs WHERE tenant_id = {tenant:UUID} AND session_id = {session:UUID}',
+      { tenant: c.tenant_id, session: c.session_id },
+      { lightweight_deletes_sync: 2 },
+    );
+    await this.ch.command(
+      'DELETE FROM run_locator WHERE tenant_id = {tenant:UUID} AND session_id = {session:UUID}',
       { tenant: c.tenant_id, session: c.session_id },
       { lightweight_deletes_sync: 2 },
     );

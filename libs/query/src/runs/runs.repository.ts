@@ -64,15 +64,28 @@ export class RunsRepository {
     return [...cols].join(', ');
   }
 
+  /** By primary key twice: the locator says where the run lives, then that one key range is read. */
   async getById(scope: TenantScope, id: string, fields: readonly (keyof RunRecord)[]): Promise<StoredRun | null> {
+    const keys = await this.ch.query<{ session_id: string; start_time: string }>(
+      `SELECT session_id, start_time FROM run_locator FINAL
+       WHERE tenant_id = {tenant:UUID} AND id = {id:UUID} AND is_deleted = 0 ORDER BY version DESC LIMIT 1`,
+      { tenant: scope.tenant_id, id },
+    );
+    if (keys.length === 0) return null;
     const rows = await this.ch.query<StoredRun>(
       `SELECT ${RunsRepository.columnsFor(fields)} FROM runs FINAL
-       WHERE tenant_id = {tenant:UUID} AND id = {id:UUID} LIMIT 1`,
-      { tenant: scope.tenant_id, id },
+       WHERE tenant_id = {tenant:UUID} AND session_id = {session:UUID} AND start_time = {start:DateTime64(6, 'UTC')} AND id = {id:UUID}
+       LIMIT 1`,
+      { tenant: scope.tenant_id, id, session: keys[0].session_id, start: keys[0].start_time.replace('T', ' ').replace('Z', '') },
     );
     return rows[0] ?? null;
   }
 
+  /**
+   * A page of runs without FINAL over the whole range (which costs a full merge of the project):
+   * candidates come from the sorting key in order, then each is checked against the locator to be
+   * the newest version of its run; stale versions are dropped and more candidates read if needed.
+   */
   async list(
     scope: TenantScope,
     conditions: Condition[],
@@ -80,13 +93,51 @@ export class RunsRepository {
     order: 'asc' | 'desc',
     limit: number,
   ): Promise<StoredRun[]> {
-    const { where, params } = this.where(scope, conditions);
     const dir = order === 'asc' ? 'ASC' : 'DESC';
-    return this.ch.query<StoredRun>(
-      `SELECT ${RunsRepository.columnsFor(fields)} FROM runs FINAL WHERE ${where}
-       ORDER BY start_time ${dir}, id ${dir} LIMIT {limit:UInt32}`,
-      { ...params, limit },
+    const valid: { id: string; version: number }[] = [];
+    let after: { t: string; id: string } | null = null;
+    let want = limit + 16;
+    for (let round = 0; round < 6 && valid.length < limit; round++) {
+      const page = after
+        ? [...conditions, { sql: `(start_time, id) ${order === 'asc' ? '>' : '<'} ({after_t:DateTime64(6, 'UTC')}, {after_id:UUID})`, params: { after_t: after.t, after_id: after.id } }]
+        : conditions;
+      const { where, params } = this.where(scope, page);
+      const candidates = await this.ch.query<{ id: string; version: number | string; t: string }>(
+        `SELECT id, version, toString(start_time) AS t FROM runs WHERE ${where} AND is_deleted = 0
+         ORDER BY start_time ${dir}, id ${dir}, version DESC LIMIT 1 BY id LIMIT {want:UInt32}`,
+        { ...params, want },
+      );
+      if (candidates.length === 0) break;
+      const newest = new Map(
+        (
+          await this.ch.query<{ id: string; v: number | string }>(
+            'SELECT id, max(version) AS v FROM run_locator WHERE tenant_id = {tenant:UUID} AND id IN {ids:Array(UUID)} GROUP BY id',
+            { tenant: scope.tenant_id, ids: candidates.map((c) => c.id) },
+          )
+        ).map((r) => [r.id, Number(r.v)]),
+      );
+      for (const c of candidates) {
+        if (Number(c.version) >= (newest.get(c.id) ?? 0) && !valid.some((v) => v.id === c.id)) valid.push({ id: c.id, version: Number(c.version) });
+        if (valid.length >= limit) break;
+      }
+      if (candidates.length < want) break;
+      const last = candidates[candidates.length - 1];
+      after = { t: last.t, id: last.id };
+      want *= 2;
+    }
+    if (valid.length === 0) return [];
+    const rows = await this.ch.query<StoredRun>(
+      `SELECT ${RunsRepository.columnsFor(fields)}, version AS _version FROM runs
+       WHERE tenant_id = {tenant:UUID} AND id IN {ids:Array(UUID)} AND version IN {versions:Array(UInt64)} AND is_deleted = 0`,
+      { tenant: scope.tenant_id, ids: valid.map((v) => v.id), versions: valid.map((v) => v.version) },
     );
+    const byKey = new Map(rows.map((r) => [`${String(r.id)}|${Number(r._version)}`, r]));
+    return valid.flatMap((v) => {
+      const r = byKey.get(`${v.id}|${v.version}`);
+      if (!r) return [];
+      delete r._version;
+      return [r];
+    });
   }
 
   async stats(scope: TenantScope, conditions: Condition[]): Promise<Record<string, unknown>> {
@@ -108,6 +159,8 @@ export class RunsRepository {
          if(count() = 0, NULL, max(start_time)) AS last_run_start_time
        FROM runs FINAL WHERE ${where}`,
       params,
+      // Versions of a run share its partition (start_time is in the key): FINAL need not merge across them.
+      { do_not_merge_across_partitions_select_final: 1 },
     );
     return rows[0] ?? {};
   }
