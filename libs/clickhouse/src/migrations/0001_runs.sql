@@ -45,7 +45,8 @@ CREATE TABLE IF NOT EXISTS runs
 ENGINE = ReplacingMergeTree(version, is_deleted)
 PARTITION BY toYYYYMM(start_time)
 ORDER BY (tenant_id, session_id, start_time, id)
-SETTINGS index_granularity = 8192;
+-- Adaptive granules of at most 1 MiB: a point read (GET by id) decompresses little of the wide columns.
+SETTINGS index_granularity = 8192, index_granularity_bytes = 1048576;
 
 -- Attachments sent with multipart ingest, keyed by run.
 CREATE TABLE IF NOT EXISTS run_attachments

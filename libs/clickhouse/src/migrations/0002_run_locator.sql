@@ -14,7 +14,9 @@ CREATE TABLE IF NOT EXISTS run_locator
     is_deleted UInt8
 )
 ENGINE = ReplacingMergeTree(version)
-ORDER BY (tenant_id, id, session_id, start_time);
+ORDER BY (tenant_id, id, session_id, start_time)
+-- Small granules: lookups of scattered ids read little.
+SETTINGS index_granularity = 1024;
 
 -- Runs written before this table existed get their locator rows once.
 INSERT INTO run_locator (tenant_id, id, session_id, start_time, trace_id, dotted_order, version, is_deleted)

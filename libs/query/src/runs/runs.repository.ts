@@ -53,6 +53,16 @@ const FIELD_SQL: Record<keyof RunRecord, string> = {
 
 export type StoredRun = Record<string, unknown>;
 
+/** The newest version among a run's locator rows, unless that newest write deleted it there. */
+function newestLive<T extends { version: number | string; is_deleted: number }>(rows: T[]): T | null {
+  let best: T | null = null;
+  for (const r of rows) {
+    const v = Number(r.version);
+    if (!best || v > Number(best.version) || (v === Number(best.version) && best.is_deleted === 1 && r.is_deleted === 0)) best = r;
+  }
+  return best && best.is_deleted === 0 ? best : null;
+}
+
 /** ClickHouse reads of runs. Every query is bound to a tenant and reads merged rows only (FINAL). */
 @Injectable()
 export class RunsRepository {
@@ -64,21 +74,25 @@ export class RunsRepository {
     return [...cols].join(', ');
   }
 
-  /** By primary key twice: the locator says where the run lives, then that one key range is read. */
+  /** By primary key twice, no FINAL: the locator says where the run lives, then that key range is read. */
   async getById(scope: TenantScope, id: string, fields: readonly (keyof RunRecord)[]): Promise<StoredRun | null> {
-    const keys = await this.ch.query<{ session_id: string; start_time: string }>(
-      `SELECT session_id, start_time FROM run_locator FINAL
-       WHERE tenant_id = {tenant:UUID} AND id = {id:UUID} AND is_deleted = 0 ORDER BY version DESC LIMIT 1`,
+    const located = await this.ch.query<{ session_id: string; start_time: string; version: number | string; is_deleted: number }>(
+      'SELECT session_id, toString(start_time) AS start_time, version, is_deleted FROM run_locator WHERE tenant_id = {tenant:UUID} AND id = {id:UUID}',
       { tenant: scope.tenant_id, id },
     );
-    if (keys.length === 0) return null;
+    const newest = newestLive(located);
+    if (!newest) return null;
     const rows = await this.ch.query<StoredRun>(
-      `SELECT ${RunsRepository.columnsFor(fields)} FROM runs FINAL
-       WHERE tenant_id = {tenant:UUID} AND session_id = {session:UUID} AND start_time = {start:DateTime64(6, 'UTC')} AND id = {id:UUID}
-       LIMIT 1`,
-      { tenant: scope.tenant_id, id, session: keys[0].session_id, start: keys[0].start_time.replace('T', ' ').replace('Z', '') },
+      `SELECT ${RunsRepository.columnsFor(fields)}, version AS _version, is_deleted AS _deleted FROM runs
+       WHERE tenant_id = {tenant:UUID} AND session_id = {session:UUID} AND start_time = {start:DateTime64(6, 'UTC')} AND id = {id:UUID}`,
+      { tenant: scope.tenant_id, id, session: newest.session_id, start: newest.start_time },
     );
-    return rows[0] ?? null;
+    let best: StoredRun | null = null;
+    for (const r of rows) if (!best || Number(r._version) > Number(best._version)) best = r;
+    if (!best || Number(best._deleted) === 1) return null;
+    delete best._version;
+    delete best._deleted;
+    return best;
   }
 
   /**
@@ -94,7 +108,7 @@ export class RunsRepository {
     limit: number,
   ): Promise<StoredRun[]> {
     const dir = order === 'asc' ? 'ASC' : 'DESC';
-    const valid: { id: string; version: number }[] = [];
+    const valid: { id: string; version: number; t: string }[] = [];
     let after: { t: string; id: string } | null = null;
     let want = limit + 16;
     for (let round = 0; round < 6 && valid.length < limit; round++) {
@@ -117,7 +131,7 @@ export class RunsRepository {
         ).map((r) => [r.id, Number(r.v)]),
       );
       for (const c of candidates) {
-        if (Number(c.version) >= (newest.get(c.id) ?? 0) && !valid.some((v) => v.id === c.id)) valid.push({ id: c.id, version: Number(c.version) });
+        if (Number(c.version) >= (newest.get(c.id) ?? 0) && !valid.some((v) => v.id === c.id)) valid.push({ id: c.id, version: Number(c.version), t: c.t });
         if (valid.length >= limit) break;
       }
       if (candidates.length < want) break;
@@ -126,10 +140,13 @@ export class RunsRepository {
       want *= 2;
     }
     if (valid.length === 0) return [];
+    // The page's own time range bounds the read to a few granules of the sorting key.
+    const times = valid.map((v) => v.t).sort();
     const rows = await this.ch.query<StoredRun>(
       `SELECT ${RunsRepository.columnsFor(fields)}, version AS _version FROM runs
-       WHERE tenant_id = {tenant:UUID} AND id IN {ids:Array(UUID)} AND version IN {versions:Array(UInt64)} AND is_deleted = 0`,
-      { tenant: scope.tenant_id, ids: valid.map((v) => v.id), versions: valid.map((v) => v.version) },
+       WHERE tenant_id = {tenant:UUID} AND start_time BETWEEN {t0:DateTime64(6, 'UTC')} AND {t1:DateTime64(6, 'UTC')}
+         AND id IN {ids:Array(UUID)} AND version IN {versions:Array(UInt64)} AND is_deleted = 0`,
+      { tenant: scope.tenant_id, t0: times[0], t1: times[times.length - 1], ids: valid.map((v) => v.id), versions: valid.map((v) => v.version) },
     );
     const byKey = new Map(rows.map((r) => [`${String(r.id)}|${Number(r._version)}`, r]));
     return valid.flatMap((v) => {
