@@ -6,7 +6,7 @@ import { AuthGuard, IDENTITY_RESOLVER } from '@th/auth';
 import { commonConfigShape, internalAuthShape, loadConfig, port, secret } from '@th/config';
 import { openServiceDataSource } from '@th/database';
 import { GATEWAY_ENTITIES, GATEWAY_MIGRATIONS, GatewayModule, IdentityService, gatewayProxy } from '@th/gateway';
-import { HealthModule, createHttpApp, runUntilSignal } from '@th/platform';
+import { HealthModule, createHttpApp, listen, runUntilSignal } from '@th/platform';
 
 const configSchema = z.object({
   ...commonConfigShape,
@@ -49,13 +49,5 @@ runUntilSignal('gateway', async () => {
     ],
   });
   if (config.BOOTSTRAP_API_KEY) await identity.bootstrap(config.BOOTSTRAP_API_KEY);
-  await app.listen(config.PORT, config.HOST);
-  const { port: bound } = app.getHttpServer().address() as { port: number };
-  return {
-    url: `http://${config.HOST}:${bound}`,
-    async close() {
-      await app.close();
-      await db.destroy();
-    },
-  };
+  return listen(app, config.HOST, config.PORT, () => db.destroy());
 });

@@ -3,11 +3,11 @@ import { Global, Module } from '@nestjs/common';
 import { APP_GUARD } from '@nestjs/core';
 import { z } from 'zod';
 import { AuthGuard, IDENTITY_RESOLVER, INTERNAL_SIGNING_KEY, SignedHeaderIdentityResolver } from '@th/auth';
-import { BusModule } from '@th/bus';
-import { ClickHouse, ClickHouseModule, migrateClickHouse } from '@th/clickhouse';
+import { BusModule, kafkaOptionsFromConfig } from '@th/bus';
+import { ClickHouse, ClickHouseModule } from '@th/clickhouse';
 import { bool, clickhouseConfigShape, commonConfigShape, internalAuthShape, kafkaConfigShape, loadConfig, port } from '@th/config';
 import { CachedProjectDirectory, HttpProjectDirectory, IngestModule, ProjectDirectory } from '@th/ingest';
-import { HealthModule, createHttpApp, runUntilSignal } from '@th/platform';
+import { HealthModule, createHttpApp, listen, runUntilSignal } from '@th/platform';
 
 const configSchema = z.object({
   ...commonConfigShape,
@@ -26,14 +26,7 @@ const configSchema = z.object({
 
 runUntilSignal('ingest', async () => {
   const config = loadConfig(configSchema, process.env);
-  const ch = ClickHouse.connect({
-    kind: 'http',
-    url: config.CLICKHOUSE_URL,
-    user: config.CLICKHOUSE_USER,
-    password: config.CLICKHOUSE_PASSWORD,
-    database: config.CLICKHOUSE_DATABASE,
-  });
-  await migrateClickHouse(ch);
+  const ch = await ClickHouse.fromConfig(config);
   @Global()
   @Module({
     providers: [
@@ -49,12 +42,7 @@ runUntilSignal('ingest', async () => {
     imports: [
       HealthModule,
       BusModule.forRoot({
-        kafka: {
-          brokers: config.KAFKA_BROKERS.split(','),
-          clientId: `${config.KAFKA_CLIENT_ID}-ingest`,
-          partitions: config.KAFKA_TOPIC_PARTITIONS,
-          replicationFactor: config.KAFKA_REPLICATION_FACTOR,
-        },
+        kafka: kafkaOptionsFromConfig(config, 'ingest'),
       }),
       ClickHouseModule.forRoot(ch),
       WiringModule,
@@ -74,7 +62,5 @@ runUntilSignal('ingest', async () => {
   })
   class IngestAppModule {}
   const app = await createHttpApp(IngestAppModule, { service: 'ingest', logLevel: config.LOG_LEVEL, maxBodyBytes: config.MAX_BODY_BYTES });
-  await app.listen(config.PORT, config.HOST);
-  const { port: bound } = app.getHttpServer().address() as { port: number };
-  return { url: `http://${config.HOST}:${bound}`, close: () => app.close() };
+  return listen(app, config.HOST, config.PORT);
 });

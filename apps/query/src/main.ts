@@ -3,11 +3,11 @@ import { Module } from '@nestjs/common';
 import { APP_GUARD } from '@nestjs/core';
 import { z } from 'zod';
 import { AuthGuard, IDENTITY_RESOLVER, INTERNAL_SIGNING_KEY, SignedHeaderIdentityResolver } from '@th/auth';
-import { BusModule } from '@th/bus';
-import { ClickHouse, ClickHouseModule, migrateClickHouse } from '@th/clickhouse';
+import { BusModule, kafkaOptionsFromConfig } from '@th/bus';
+import { ClickHouse, ClickHouseModule } from '@th/clickhouse';
 import { clickhouseConfigShape, commonConfigShape, internalAuthShape, kafkaConfigShape, loadConfig, port, secret } from '@th/config';
 import { openServiceDataSource } from '@th/database';
-import { HealthModule, createHttpApp, runUntilSignal } from '@th/platform';
+import { HealthModule, createHttpApp, listen, runUntilSignal } from '@th/platform';
 import { QUERY_ENTITIES, QUERY_MIGRATIONS, QueryModule } from '@th/query';
 
 const configSchema = z.object({
@@ -23,25 +23,13 @@ const configSchema = z.object({
 
 runUntilSignal('query', async () => {
   const config = loadConfig(configSchema, process.env);
-  const ch = ClickHouse.connect({
-    kind: 'http',
-    url: config.CLICKHOUSE_URL,
-    user: config.CLICKHOUSE_USER,
-    password: config.CLICKHOUSE_PASSWORD,
-    database: config.CLICKHOUSE_DATABASE,
-  });
-  await migrateClickHouse(ch);
+  const ch = await ClickHouse.fromConfig(config);
   const db = await openServiceDataSource({ url: config.DATABASE_URL, schema: 'query', entities: QUERY_ENTITIES, migrations: QUERY_MIGRATIONS });
   @Module({
     imports: [
       HealthModule,
       BusModule.forRoot({
-        kafka: {
-          brokers: config.KAFKA_BROKERS.split(','),
-          clientId: `${config.KAFKA_CLIENT_ID}-query`,
-          partitions: config.KAFKA_TOPIC_PARTITIONS,
-          replicationFactor: config.KAFKA_REPLICATION_FACTOR,
-        },
+        kafka: kafkaOptionsFromConfig(config, 'query'),
       }),
       ClickHouseModule.forRoot(ch),
       QueryModule.forRoot(db),
@@ -54,13 +42,5 @@ runUntilSignal('query', async () => {
   })
   class QueryAppModule {}
   const app = await createHttpApp(QueryAppModule, { service: 'query', logLevel: config.LOG_LEVEL, maxBodyBytes: config.MAX_BODY_BYTES });
-  await app.listen(config.PORT, config.HOST);
-  const { port: bound } = app.getHttpServer().address() as { port: number };
-  return {
-    url: `http://${config.HOST}:${bound}`,
-    async close() {
-      await app.close();
-      await db.destroy();
-    },
-  };
+  return listen(app, config.HOST, config.PORT, () => db.destroy());
 });

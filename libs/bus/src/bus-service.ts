@@ -3,9 +3,10 @@ import { APP_GUARD } from '@nestjs/core';
 import { z } from 'zod';
 import { AuthGuard, IDENTITY_RESOLVER, INTERNAL_SIGNING_KEY, SignedHeaderIdentityResolver } from '@th/auth';
 import { commonConfigShape, internalAuthShape, kafkaConfigShape, loadConfig, port } from '@th/config';
-import { HealthModule, createHttpApp, runUntilSignal } from '@th/platform';
+import { HealthModule, createHttpApp, listen, runUntilSignal } from '@th/platform';
 import { EventBus } from './bus';
 import { BusModule } from './bus.module';
+import { kafkaOptionsFromConfig } from './kafka.bus';
 
 export const busServiceConfigShape = {
   ...commonConfigShape,
@@ -25,14 +26,7 @@ export function runBusService(name: string, defaultPort: number, domain: Type<un
     @Module({
       imports: [
         HealthModule,
-        BusModule.forRoot({
-          kafka: {
-            brokers: config.KAFKA_BROKERS.split(','),
-            clientId: `${config.KAFKA_CLIENT_ID}-${name}`,
-            partitions: config.KAFKA_TOPIC_PARTITIONS,
-            replicationFactor: config.KAFKA_REPLICATION_FACTOR,
-          },
-        }),
+        BusModule.forRoot({ kafka: kafkaOptionsFromConfig(config, name) }),
         domain,
       ],
       providers: [
@@ -44,8 +38,6 @@ export function runBusService(name: string, defaultPort: number, domain: Type<un
     class ServiceModule {}
     const app = await createHttpApp(ServiceModule, { service: name, logLevel: config.LOG_LEVEL, maxBodyBytes: config.MAX_BODY_BYTES });
     await app.get(EventBus).healthy(); // joins the bus: topics exist, producer connected
-    await app.listen(config.PORT, config.HOST);
-    const { port: bound } = app.getHttpServer().address() as { port: number };
-    return { url: `http://${config.HOST}:${bound}`, close: () => app.close() };
+    return listen(app, config.HOST, config.PORT);
   });
 }

@@ -10,6 +10,19 @@ export interface KafkaBusOptions {
   replicationFactor: number;
 }
 
+/** Kafka options from the shared KAFKA_* settings; `service` names this client. */
+export function kafkaOptionsFromConfig(
+  c: { KAFKA_BROKERS: string; KAFKA_CLIENT_ID: string; KAFKA_TOPIC_PARTITIONS: number; KAFKA_REPLICATION_FACTOR: number },
+  service: string,
+): KafkaBusOptions {
+  return {
+    brokers: c.KAFKA_BROKERS.split(','),
+    clientId: `${c.KAFKA_CLIENT_ID}-${service}`,
+    partitions: c.KAFKA_TOPIC_PARTITIONS,
+    replicationFactor: c.KAFKA_REPLICATION_FACTOR,
+  };
+}
+
 interface QueuedSend {
   topic: string;
   messages: { key: string; value: string; headers?: Record<string, string> }[];

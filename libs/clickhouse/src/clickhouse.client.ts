@@ -1,5 +1,6 @@
 import { Readable } from 'node:stream';
 import { createClient, type ClickHouseClient } from '@clickhouse/client';
+import { migrateClickHouse } from './migrator';
 
 export type QueryParams = Record<string, unknown>;
 
@@ -21,6 +22,13 @@ export class ClickHouse {
     private readonly raw: RawInserter | null,
     readonly target: ClickHouseTarget,
   ) {}
+
+  /** The HTTP form from the shared CLICKHOUSE_* settings, migrated and ready. */
+  static async fromConfig(c: { CLICKHOUSE_URL: string; CLICKHOUSE_USER: string; CLICKHOUSE_PASSWORD: string; CLICKHOUSE_DATABASE: string }): Promise<ClickHouse> {
+    const ch = ClickHouse.connect({ kind: 'http', url: c.CLICKHOUSE_URL, user: c.CLICKHOUSE_USER, password: c.CLICKHOUSE_PASSWORD, database: c.CLICKHOUSE_DATABASE });
+    await migrateClickHouse(ch);
+    return ch;
+  }
 
   static connect(target: ClickHouseTarget): ClickHouse {
     if (target.kind === 'http') {

@@ -31,6 +31,19 @@ export async function createHttpApp(module: Parameters<typeof NestFactory.create
   return app;
 }
 
+/** Listens on host:port and returns the address and an ordered close (the app, then `also`). */
+export async function listen(app: INestApplication, host: string, port: number, also: () => Promise<unknown> = async () => undefined): Promise<{ url: string; close(): Promise<void> }> {
+  await app.listen(port, host);
+  const { port: bound } = app.getHttpServer().address() as { port: number };
+  return {
+    url: `http://${host}:${bound}`,
+    async close() {
+      await app.close();
+      await also();
+    },
+  };
+}
+
 /** Runs a service until SIGINT/SIGTERM, then closes it in order (intake, consumers, writers, clients). */
 export function runUntilSignal(name: string, start: () => Promise<{ close(): Promise<void>; url: string }>): void {
   start()
