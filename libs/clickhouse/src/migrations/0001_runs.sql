@@ -39,8 +39,7 @@ CREATE TABLE IF NOT EXISTS runs
     received_at DateTime64(6, 'UTC'),
     version UInt64,
     is_deleted UInt8,
-    INDEX idx_id id TYPE bloom_filter(0.001) GRANULARITY 1,
-    INDEX idx_trace trace_id TYPE bloom_filter(0.001) GRANULARITY 1
+    INDEX idx_trace trace_id TYPE bloom_filter(0.001) GRANULARITY 4
 )
 ENGINE = ReplacingMergeTree(version, is_deleted)
 PARTITION BY toYYYYMM(start_time)
