@@ -53,6 +53,16 @@ const FIELD_SQL: Record<keyof RunRecord, string> = {
 
 export type StoredRun = Record<string, unknown>;
 
+/** The newest version among a run's locator rows, unless that newest write deleted it there. */
+function newestLive<T extends { version: number | string; is_deleted: number }>(rows: T[]): T | null {
+  let best: T | null = null;
+  for (const r of rows) {
+    const v = Number(r.version);
+    if (!best || v > Number(best.version) || (v === Number(best.version) && best.is_deleted === 1 && r.is_deleted === 0)) best = r;
+  }
+  return best && best.is_deleted === 0 ? best : null;
+}
+
 /** ClickHouse reads of runs. Every query is bound to a tenant and reads merged rows only (FINAL). */
 @Injectable()
 export class RunsRepository {
@@ -64,19 +74,21 @@ export class RunsRepository {
     return [...cols].join(', ');
   }
 
-  /**
-   * One query, by primary key twice, no FINAL: the locator's keys for the id bound the read of
-   * `runs` to that key range; the newest live version wins.
-   */
+  /** By primary key twice, no FINAL: the locator says where the run lives, then that key range is read. */
   async getById(scope: TenantScope, id: string, fields: readonly (keyof RunRecord)[]): Promise<StoredRun | null> {
-    const rows = await this.ch.query<StoredRun>(
-      `SELECT ${RunsRepository.columnsFor(fields)}, version AS _version, is_deleted AS _deleted FROM runs
-       WHERE tenant_id = {tenant:UUID} AND id = {id:UUID}
-         AND (session_id, start_time) IN (SELECT session_id, start_time FROM run_locator WHERE tenant_id = {tenant:UUID} AND id = {id:UUID})
-       ORDER BY version DESC, is_deleted ASC LIMIT 1`,
+    const located = await this.ch.query<{ session_id: string; start_time: string; version: number | string; is_deleted: number }>(
+      'SELECT session_id, toString(start_time) AS start_time, version, is_deleted FROM run_locator WHERE tenant_id = {tenant:UUID} AND id = {id:UUID}',
       { tenant: scope.tenant_id, id },
     );
-    const best = rows[0];
+    const newest = newestLive(located);
+    if (!newest) return null;
+    const rows = await this.ch.query<StoredRun>(
+      `SELECT ${RunsRepository.columnsFor(fields)}, version AS _version, is_deleted AS _deleted FROM runs
+       WHERE tenant_id = {tenant:UUID} AND session_id = {session:UUID} AND start_time = {start:DateTime64(6, 'UTC')} AND id = {id:UUID}`,
+      { tenant: scope.tenant_id, id, session: newest.session_id, start: newest.start_time },
+    );
+    let best: StoredRun | null = null;
+    for (const r of rows) if (!best || Number(r._version) > Number(best._version)) best = r;
     if (!best || Number(best._deleted) === 1) return null;
     delete best._version;
     delete best._deleted;
