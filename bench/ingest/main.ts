@@ -130,6 +130,7 @@ async function once(target: Target, args: Args, round_: number): Promise<Record<
   const acks: number[] = [];
   const lags: number[] = [];
   const lagChecks: Promise<void>[] = [];
+  let probesInFlight = 0;
   let next = 0;
   const t0 = performance.now();
   const deadline = Date.now() + 30 * 60_000;
@@ -143,7 +144,9 @@ async function once(target: Target, args: Args, round_: number): Promise<Record<
       if (res.status !== 202) throw new Error(`batch ${k} answered ${res.status}`);
       const ackAt = performance.now();
       acks.push(ackAt - s);
-      if (k % 25 === 1 && k * 50 <= runs.length) {
+      // At most 4 probes at a time, each polling every 25 ms: the probes must not load the store they measure.
+      if (k % 25 === 1 && k * 50 <= runs.length && probesInFlight < 4) {
+        probesInFlight++;
         const probe = runs[(k - 1) * 50].id; // patched in this batch
         lagChecks.push(
           (async () => {
@@ -154,9 +157,9 @@ async function once(target: Target, args: Args, round_: number): Promise<Record<
                 lags.push(performance.now() - ackAt);
                 return;
               }
-              await new Promise((res2) => setTimeout(res2, 5));
+              await new Promise((res2) => setTimeout(res2, 25));
             }
-          })(),
+          })().finally(() => probesInFlight--),
         );
       }
     }
@@ -172,7 +175,7 @@ async function once(target: Target, args: Args, round_: number): Promise<Record<
       visibleAt = performance.now();
       break;
     }
-    await new Promise((res2) => setTimeout(res2, 20));
+    await new Promise((res2) => setTimeout(res2, 100));
   }
   await Promise.all(lagChecks);
   const seconds = (visibleAt - t0) / 1000;

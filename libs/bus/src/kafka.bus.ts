@@ -23,6 +23,8 @@ export function kafkaOptionsFromConfig(
   };
 }
 
+const MAX_PRODUCE_BYTES = 4 * 1024 * 1024;
+
 interface QueuedSend {
   topic: string;
   messages: { key: string; value: string; headers?: Record<string, string> }[];
@@ -105,9 +107,21 @@ export class KafkaBus extends EventBus {
     this.sending = true;
     try {
       while (this.queue.length > 0) {
-        const batch = this.queue.splice(0, this.queue.length);
+        // Coalesce waiting publishes, but keep one produce request well under the broker's message
+        // size limit: an oversized batch would be refused, and the idempotent producer retries forever.
+        let take = 0;
+        let bytes = 0;
+        while (take < this.queue.length && (take === 0 || bytes < MAX_PRODUCE_BYTES)) {
+          for (const m of this.queue[take].messages) bytes += m.value.length + m.key.length;
+          take++;
+        }
+        const batch = this.queue.splice(0, take);
         const byTopic = new Map<string, QueuedSend['messages']>();
-        for (const q of batch) byTopic.set(q.topic, [...(byTopic.get(q.topic) ?? []), ...q.messages]);
+        for (const q of batch) {
+          const list = byTopic.get(q.topic);
+          if (list) for (const m of q.messages) list.push(m);
+          else byTopic.set(q.topic, [...q.messages]);
+        }
         try {
           await this.producer.sendBatch({
             acks: -1,

@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
+import { appendFileSync, existsSync, readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { dirname, join } from 'node:path';
 
@@ -49,8 +49,11 @@ export async function startAppProcess(app: string, env: Record<string, string>, 
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let log = '';
+  // TH_CHILD_LOG_DIR keeps each service's whole log in a file (for diagnosing a benchmark run).
+  const logFile = process.env.TH_CHILD_LOG_DIR ? join(process.env.TH_CHILD_LOG_DIR, `${app}-${port}.log`) : null;
   const keep = (d: Buffer) => {
     log = (log + d.toString()).slice(-20_000);
+    if (logFile) appendFileSync(logFile, d);
   };
   child.stdout?.on('data', keep);
   child.stderr?.on('data', keep);

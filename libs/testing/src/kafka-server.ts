@@ -130,7 +130,9 @@ function freePort(): Promise<number> {
 
 /** Kafka's Uuid.toString(): 16 random bytes, URL-safe base64 without padding. */
 function randomClusterId(): string {
-  return randomBytes(16).toString('base64url');
+  // Kafka's argument parser reads an id starting with '-' as an option: keep the first character a letter.
+  const id = randomBytes(16).toString('base64url');
+  return /^[A-Za-z]/.test(id) ? id : `K${id.slice(1)}`;
 }
 
 function tail(file: string, lines: number): string {
