@@ -162,7 +162,7 @@ export class KafkaBus extends EventBus {
       autoCommit: false,
       eachBatchAutoResolve: false,
       partitionsConsumedConcurrently: 2,
-      eachBatch: async ({ batch, heartbeat, isRunning, isStale }) => {
+      eachBatch: async ({ batch, heartbeat, isRunning, isStale, resolveOffset }) => {
         if (batch.messages.length === 0) return;
         const parsed: BusMessage<TopicPayload<T>>[] = [];
         const poison: { raw: KafkaMessage; reason: string }[] = [];
@@ -207,6 +207,8 @@ export class KafkaBus extends EventBus {
         }
         if (poison.length > 0) await this.deadLetter(topic, batch.partition, poison);
         const last = batch.messages[batch.messages.length - 1].offset;
+        // Resolving moves kafkajs's fetch position past the batch; committing makes it durable.
+        resolveOffset(last);
         await consumer.commitOffsets([{ topic, partition: batch.partition, offset: (BigInt(last) + 1n).toString() }]);
         await heartbeat().catch(() => undefined);
       },
