@@ -1,23 +1,12 @@
 import { chmodSync, existsSync, mkdirSync, statSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { dirname, join, resolve } from 'node:path';
+import { freePort } from '@th/platform';
 
 export interface EmbeddedPostgresHandle {
   url: string;
   stop(): Promise<void>;
 }
 
-async function freePort(): Promise<number> {
-  return new Promise((res, rej) => {
-    const srv = createServer();
-    srv.once('error', rej);
-    srv.listen(0, '127.0.0.1', () => {
-      const addr = srv.address();
-      const port = typeof addr === 'object' && addr ? addr.port : 0;
-      srv.close(() => res(port));
-    });
-  });
-}
 
 interface EmbeddedPostgresInstance {
   initialise(): Promise<void>;

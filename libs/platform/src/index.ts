@@ -5,3 +5,4 @@ export * from './body-reader';
 export * from './http-exception.filter';
 export * from './health';
 export * from './http-app';
+export * from './net';

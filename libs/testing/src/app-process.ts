@@ -1,7 +1,9 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { appendFileSync, existsSync, readFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { dirname, join } from 'node:path';
+import { freePort } from '@th/platform';
+
+export { freePort };
 
 /** The repository root, found from this file whether it runs from src (jest) or dist. */
 export function repoRoot(): string {
@@ -14,17 +16,6 @@ export function repoRoot(): string {
   throw new Error('repository root not found');
 }
 
-export async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = createServer();
-    srv.once('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const addr = srv.address();
-      const port = typeof addr === 'object' && addr ? addr.port : 0;
-      srv.close(() => resolve(port));
-    });
-  });
-}
 
 export interface AppProcess {
   child: ChildProcess;
