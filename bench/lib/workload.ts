@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { dottedSegment } from '@th/ingest';
 
 export interface BenchRun {
   id: string;
@@ -8,10 +9,6 @@ export interface BenchRun {
 
 const PAD = 'lorem ipsum dolor sit amet '.repeat(40); // ~1 KB of text per run with the other fields
 
-function segment(iso: string, id: string): string {
-  const d = iso.replace(/[-:]/g, '').replace(/\.(\d{6})Z$/, '$1Z');
-  return `${d.slice(0, 15)}${d.slice(15)}${id}`;
-}
 
 /** A UUIDv7 (48-bit ms timestamp first), as the SDK generates run ids. */
 export function uuidv7(ms: number): string {
@@ -28,7 +25,7 @@ export function benchRun(project: string, i: number, base: number): BenchRun {
   const startMs = base + i;
   const id = uuidv7(startMs);
   const start = new Date(startMs).toISOString().replace('Z', '001Z');
-  const order = segment(start, id);
+  const order = dottedSegment(start, id);
   return {
     id,
     post: {

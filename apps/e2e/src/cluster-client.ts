@@ -1,11 +1,10 @@
 import { randomUUID } from 'node:crypto';
+import { dottedSegment as seg } from '@th/ingest';
+
+export { seg };
 
 export type Json = Record<string, unknown>;
 
-export function seg(iso: string, id: string): string {
-  const d = iso.replace(/[-:]/g, '').replace(/\.(\d{6})Z$/, '$1Z');
-  return `${d.slice(0, 15)}${d.slice(15)}${id}`;
-}
 
 export function api(base: string, key: string) {
   return (path: string, init: RequestInit & { json?: unknown } = {}) => {

@@ -2,13 +2,10 @@ import { randomUUID } from 'node:crypto';
 import { gzipSync } from 'node:zlib';
 import { multipartBody } from '@th/testing';
 import { startTestStandalone, type TestStandalone } from './testing/standalone-harness';
+import { dottedSegment as seg } from '@th/ingest';
 
 type Json = Record<string, unknown>;
 
-function seg(iso: string, id: string): string {
-  const d = iso.replace(/[-:]/g, '').replace(/\.(\d{6})Z$/, '$1Z');
-  return `${d.slice(0, 15)}${d.slice(15)}${id}`;
-}
 
 describe('ingest: every write path, through HTTP to ClickHouse and back', () => {
   let svc: TestStandalone;

@@ -3,13 +3,10 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { IdentityService, buildOpenApiDocument } from '@th/gateway';
 import { startTestStandalone, type TestStandalone } from './testing/standalone-harness';
+import { dottedSegment as seg } from '@th/ingest';
 
 type Json = Record<string, unknown>;
 
-function seg(iso: string, id: string): string {
-  const d = iso.replace(/[-:]/g, '').replace(/\.(\d{6})Z$/, '$1Z');
-  return `${d.slice(0, 15)}${d.slice(15)}${id}`;
-}
 
 describe('query: runs, stats and projects through HTTP', () => {
   let svc: TestStandalone;
