@@ -42,6 +42,7 @@ runUntilSignal('ingest', async () => {
     imports: [
       HealthModule,
       BusModule.forRoot({
+        service: 'ingest',
         kafka: kafkaOptionsFromConfig(config, 'ingest'),
       }),
       ClickHouseModule.forRoot(ch),

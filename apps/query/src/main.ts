@@ -29,6 +29,7 @@ runUntilSignal('query', async () => {
     imports: [
       HealthModule,
       BusModule.forRoot({
+        service: 'query',
         kafka: kafkaOptionsFromConfig(config, 'query'),
       }),
       ClickHouseModule.forRoot(ch),

@@ -26,7 +26,7 @@ export function runBusService(name: string, defaultPort: number, domain: Type<un
     @Module({
       imports: [
         HealthModule,
-        BusModule.forRoot({ kafka: kafkaOptionsFromConfig(config, name) }),
+        BusModule.forRoot({ kafka: kafkaOptionsFromConfig(config, name), service: name }),
         domain,
       ],
       providers: [

@@ -1,5 +1,6 @@
 import { DynamicModule, Global, Module, OnApplicationShutdown } from '@nestjs/common';
 import { HealthRegistry } from '@th/platform';
+import { AuditPublisher } from './audit.publisher';
 import { EventBus } from './bus';
 import { InProcessBus } from './in-process.bus';
 import { KafkaBus, type KafkaBusOptions } from './kafka.bus';
@@ -15,12 +16,14 @@ class BusShutdown implements OnApplicationShutdown {
 @Global()
 @Module({})
 export class BusModule {
-  static forRoot(opts: { kafka?: KafkaBusOptions; instance?: EventBus }): DynamicModule {
+  /** `service` names the publisher in audit events. */
+  static forRoot(opts: { kafka?: KafkaBusOptions; instance?: EventBus; service?: string }): DynamicModule {
     const bus = opts.instance ?? (opts.kafka ? new KafkaBus(opts.kafka) : new InProcessBus());
     return {
       module: BusModule,
       providers: [
         { provide: EventBus, useValue: bus },
+        { provide: AuditPublisher, useValue: new AuditPublisher(bus, opts.service ?? 'standalone') },
         {
           provide: BusShutdown,
           inject: [HealthRegistry],
@@ -30,7 +33,7 @@ export class BusModule {
           },
         },
       ],
-      exports: [EventBus],
+      exports: [EventBus, AuditPublisher],
     };
   }
 }

@@ -3,3 +3,4 @@ export * from './in-process.bus';
 export * from './kafka.bus';
 export * from './bus.module';
 export * from './bus-service';
+export * from './audit.publisher';

@@ -4,4 +4,5 @@ export * from './project.schema';
 export * from './info.schema';
 export * from './identity.schema';
 export * from './events.schema';
+export * from './audit.schema';
 export * from './topics';

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { runEventSchema, runControlEventSchema } from './events.schema';
+import { auditRecordSchema } from './audit.schema';
 
 /** Every bus topic and the payload it carries. Publishing is typed by topic. */
 export const TOPICS = {
@@ -29,7 +30,7 @@ export const topicPayloadSchemas = {
   runs: z.union([runEventSchema, runControlEventSchema]),
   'runs.dlq': deadLetterSchema,
   feedback: genericEvent,
-  audit: genericEvent,
+  audit: auditRecordSchema,
   deployments: genericEvent,
   exports: genericEvent,
 } satisfies Record<TopicName, z.ZodTypeAny>;
