@@ -16,6 +16,9 @@ const configSchema = z.object({
   DATABASE_URL: secret(z.string().url()),
   INGEST_URL: z.string().url(),
   QUERY_URL: z.string().url(),
+  EXPORT_WORKER_URL: z.string().url().optional(),
+  AUDIT_URL: z.string().url().optional(),
+  CONTROL_PLANE_URL: z.string().url().optional(),
   BOOTSTRAP_API_KEY: secret(z.string().min(8).optional()),
   MAX_BODY_BYTES: z.coerce.number().int().min(1024).default(25 * 1024 * 1024),
   INGEST_BATCH_SIZE_LIMIT: z.coerce.number().int().min(1).default(100),
@@ -41,7 +44,13 @@ runUntilSignal('gateway', async () => {
     maxBodyBytes: config.MAX_BODY_BYTES,
     beforeBody: [
       gatewayProxy({
-        upstreams: { ingest: config.INGEST_URL, query: config.QUERY_URL },
+        upstreams: {
+          ingest: config.INGEST_URL,
+          query: config.QUERY_URL,
+          exportWorker: config.EXPORT_WORKER_URL,
+          audit: config.AUDIT_URL,
+          controlPlane: config.CONTROL_PLANE_URL,
+        },
         resolver: identity,
         signingKey: config.INTERNAL_SIGNING_KEY,
         maxBodyBytes: config.MAX_BODY_BYTES,

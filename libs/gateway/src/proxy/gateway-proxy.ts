@@ -6,11 +6,24 @@ import { DomainError, HTTP_STATUS } from '@th/platform';
 export interface Upstreams {
   ingest: string;
   query: string;
+  /** Services that own later parts of the API; a route to an unconfigured one is answered 503 by the gateway. */
+  exportWorker?: string;
+  audit?: string;
+  controlPlane?: string;
+  agentServer?: string;
 }
 
-/** Which service serves a (method, path) of the public API; null when the gateway serves it itself. */
+/** A route owned by a service this gateway has no URL for. */
+export const UNCONFIGURED_UPSTREAM = '';
+
+/**
+ * Which service serves a (method, path) of the public API; null when the gateway serves it itself,
+ * UNCONFIGURED_UPSTREAM when its service is not configured.
+ */
 export function routeFor(method: string, path: string, up: Upstreams): string | null {
   const p = path.replace(/^\/api(?:\/v1)?(?=\/)/, '');
+  const optional = (url: string | undefined) => url ?? UNCONFIGURED_UPSTREAM;
+  void optional; // used by the routes of the services that own later parts of the API
   if (p === '/runs/query' || p === '/runs/stats') return up.query;
   if (p === '/runs' || p.startsWith('/runs/')) return method === 'GET' ? up.query : up.ingest;
   if (p === '/sessions' || p.startsWith('/sessions/')) return up.query;
@@ -27,7 +40,12 @@ const HOP_HEADERS = new Set(['connection', 'keep-alive', 'proxy-connection', 'tr
 export function gatewayProxy(opts: { upstreams: Upstreams; resolver: IdentityResolver; signingKey: string; maxBodyBytes: number }) {
   return (req: Request, res: Response, next: NextFunction): void => {
     const target = routeFor(req.method, req.path, opts.upstreams);
-    if (!target) return next();
+    if (target === null) return next();
+    if (target === UNCONFIGURED_UPSTREAM) {
+      res.status(503).json({ detail: `No service is configured for ${req.method} ${req.path}` });
+      req.resume();
+      return;
+    }
     if (Number(req.headers['content-length'] ?? 0) > opts.maxBodyBytes) {
       res.status(413).json({ detail: `Request body exceeds the limit of ${opts.maxBodyBytes} bytes` });
       req.resume();
