@@ -1,1 +1,14 @@
 export * from './audit.module';
+export * from './audit.options';
+export * from './chain/chain-hash';
+export * from './chain/chain-verifier';
+export * from './chain/ocsf';
+export * from './logs/audit-logs.service';
+export * from './retention/audit-retention.service';
+export * from './store/audit.repository';
+export * from './store/audit-store.service';
+export * from './store/audit.consumer';
+import { AuditLog1732250000060 } from './migrations/1732250000060-audit-log';
+export { AuditLog1732250000060 };
+export const AUDIT_ENTITIES: never[] = [];
+export const AUDIT_MIGRATIONS = [AuditLog1732250000060];
