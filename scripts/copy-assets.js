@@ -10,3 +10,8 @@ for (const [from, to] of pairs) {
     if (f.endsWith('.sql')) fs.copyFileSync(path.join(root, from, f), path.join(root, to, f));
   }
 }
+// The official OTLP .proto files (scripts/otel/fetch-proto.sh), next to the compiled OTLP decoder.
+const protoSrc = path.join(root, '.cache', 'otel-proto');
+if (fs.existsSync(path.join(protoSrc, 'opentelemetry'))) {
+  fs.cpSync(path.join(protoSrc, 'opentelemetry'), path.join(root, 'dist/libs/ingest/src/otel/proto/opentelemetry'), { recursive: true });
+}

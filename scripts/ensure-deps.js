@@ -22,6 +22,8 @@ function ensureDeps() {
 }
 
 function build() {
+  // The OTLP .proto definitions /otel/v1/traces decodes with (Maven Central, cached in .cache/otel-proto).
+  run('bash scripts/otel/fetch-proto.sh');
   run('npm run --silent build');
 }
 
