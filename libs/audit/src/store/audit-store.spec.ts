@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { Client } from 'pg';
 import type { DataSource } from 'typeorm';
 import type { AuditRecord } from '@th/contracts';
+import { auditRecord } from '../testing/audit-record.fixture';
 import { openServiceDataSource } from '@th/database';
 import { createTestDatabase } from '@th/testing';
 import { AuditLog1732250000060 } from '../migrations/1732250000060-audit-log';
@@ -9,23 +10,6 @@ import { verifyChain } from '../chain/chain-verifier';
 import { canonicalJson, eventHash, genesisHash } from '../chain/chain-hash';
 import { AuditRepository } from './audit.repository';
 import { AuditStore } from './audit-store.service';
-
-export function auditRecord(org: string | null, over: Partial<AuditRecord> = {}): AuditRecord {
-  return {
-    id: randomUUID(),
-    time: new Date().toISOString(),
-    operation: 'create_api_key',
-    status: 'Success',
-    organization_id: org,
-    workspace_id: randomUUID(),
-    user_id: randomUUID(),
-    credential_id: randomUUID(),
-    credential_type: 'api_key',
-    resources: [{ type: 'api_key', id: randomUUID() }],
-    service: 'gateway',
-    ...over,
-  };
-}
 
 describe('audit store: append-only hash chains in PostgreSQL', () => {
   let db: Awaited<ReturnType<typeof createTestDatabase>>;
