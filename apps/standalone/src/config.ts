@@ -14,5 +14,10 @@ export const standaloneConfigSchema = z.object({
   WRITER_MAX_BATCH: z.coerce.number().int().min(1).default(20_000),
   WRITER_CACHE_ENTRIES: z.coerce.number().int().min(0).default(100_000),
   PRINT_BANNER: bool(true),
+  /** Audit logs for every non-personal organization that has no can_use_audit_logs setting of its own. */
+  DEFAULT_ORG_FEATURE_CAN_USE_AUDIT_LOGS: bool(false),
+  AUDIT_RETENTION_DAYS: z.coerce.number().int().min(1).max(400).default(400),
+  /** How often expired audit events are removed; 0 turns the job off. */
+  AUDIT_RETENTION_INTERVAL_MINUTES: z.coerce.number().int().min(0).default(60),
 });
 export type StandaloneConfig = z.infer<typeof standaloneConfigSchema>;

@@ -3,6 +3,7 @@ import { APP_GUARD } from '@nestjs/core';
 import type { DataSource } from 'typeorm';
 import type { Identity, ProjectResolveRequest, ProjectResolveResponse } from '@th/contracts';
 import { AuthGuard, IDENTITY_RESOLVER } from '@th/auth';
+import { AuditModule, type AuditOptions } from '@th/audit';
 import { BusModule, type EventBus } from '@th/bus';
 import { ClickHouseModule, type ClickHouse } from '@th/clickhouse';
 import { GatewayModule, IdentityService, type GatewayInfoOptions } from '@th/gateway';
@@ -25,6 +26,8 @@ export interface StandaloneParts {
   ch: ClickHouse;
   gatewayDb: DataSource;
   queryDb: DataSource;
+  auditDb: DataSource;
+  audit: AuditOptions;
   info: GatewayInfoOptions;
   ingest: IngestOptions;
 }
@@ -57,6 +60,7 @@ export class StandaloneModule {
         GatewayModule.forRoot(parts.gatewayDb, parts.info),
         WiringModule,
         IngestModule.forRoot(parts.ingest),
+        AuditModule.forRoot(parts.auditDb, parts.audit),
       ],
       providers: [
         { provide: IDENTITY_RESOLVER, useExisting: IdentityService },

@@ -1,6 +1,7 @@
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import type { INestApplication } from '@nestjs/common';
+import { AUDIT_ENTITIES, AUDIT_MIGRATIONS } from '@th/audit';
 import { InProcessBus } from '@th/bus';
 import { ClickHouse, migrateClickHouse } from '@th/clickhouse';
 import { openServiceDataSource, startEmbeddedPostgres, type EmbeddedPostgresHandle } from '@th/database';
@@ -39,6 +40,7 @@ export async function startStandalone(config: StandaloneConfig): Promise<Running
   await migrateClickHouse(ch);
   const gatewayDb = await openServiceDataSource({ url: dbUrl, schema: 'gateway', entities: GATEWAY_ENTITIES, migrations: GATEWAY_MIGRATIONS });
   const queryDb = await openServiceDataSource({ url: dbUrl, schema: 'query', entities: QUERY_ENTITIES, migrations: QUERY_MIGRATIONS });
+  const auditDb = await openServiceDataSource({ url: dbUrl, schema: 'audit', entities: AUDIT_ENTITIES, migrations: AUDIT_MIGRATIONS, poolSize: 4 });
   const bus = new InProcessBus();
   const app = await createHttpApp(
     StandaloneModule.create({
@@ -46,6 +48,13 @@ export async function startStandalone(config: StandaloneConfig): Promise<Running
       ch,
       gatewayDb,
       queryDb,
+      auditDb,
+      audit: {
+        productVersion: config.SERVICE_VERSION,
+        defaultOrgFeatureCanUseAuditLogs: config.DEFAULT_ORG_FEATURE_CAN_USE_AUDIT_LOGS,
+        retentionDays: config.AUDIT_RETENTION_DAYS,
+        retentionIntervalMinutes: config.AUDIT_RETENTION_INTERVAL_MINUTES,
+      },
       info: { version: config.SERVICE_VERSION, maxBodyBytes: config.MAX_BODY_BYTES, batchSizeLimit: config.INGEST_BATCH_SIZE_LIMIT },
       ingest: {
         writer: true,
@@ -76,6 +85,7 @@ export async function startStandalone(config: StandaloneConfig): Promise<Running
       await app.close(); // stops HTTP intake, drains the bus, closes ClickHouse
       await gatewayDb.destroy();
       await queryDb.destroy();
+      await auditDb.destroy();
       if (pg) await pg.stop();
     },
   };
