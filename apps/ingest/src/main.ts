@@ -6,6 +6,7 @@ import { AuthGuard, IDENTITY_RESOLVER, INTERNAL_SIGNING_KEY, SignedHeaderIdentit
 import { BusModule, kafkaOptionsFromConfig } from '@th/bus';
 import { ClickHouse, ClickHouseModule } from '@th/clickhouse';
 import { bool, clickhouseConfigShape, commonConfigShape, internalAuthShape, kafkaConfigShape, loadConfig, port } from '@th/config';
+import { FeedbackModule } from '@th/feedback';
 import { CachedProjectDirectory, HttpProjectDirectory, IngestModule, ProjectDirectory } from '@th/ingest';
 import { HealthModule, createHttpApp, listen, runUntilSignal } from '@th/platform';
 
@@ -54,6 +55,7 @@ runUntilSignal('ingest', async () => {
         maxBodyBytes: config.MAX_BODY_BYTES,
         batchSizeLimit: config.INGEST_BATCH_SIZE_LIMIT,
       }),
+      FeedbackModule.forRoot({ writes: true, reads: false, writer: config.INGEST_WRITER }),
     ],
     providers: [
       { provide: INTERNAL_SIGNING_KEY, useValue: config.INTERNAL_SIGNING_KEY },

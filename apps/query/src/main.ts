@@ -7,6 +7,7 @@ import { BusModule, kafkaOptionsFromConfig } from '@th/bus';
 import { ClickHouse, ClickHouseModule } from '@th/clickhouse';
 import { clickhouseConfigShape, commonConfigShape, internalAuthShape, kafkaConfigShape, loadConfig, port, secret } from '@th/config';
 import { openServiceDataSource } from '@th/database';
+import { FeedbackModule } from '@th/feedback';
 import { HealthModule, createHttpApp, listen, runUntilSignal } from '@th/platform';
 import { QUERY_ENTITIES, QUERY_MIGRATIONS, QueryModule } from '@th/query';
 
@@ -34,6 +35,7 @@ runUntilSignal('query', async () => {
       }),
       ClickHouseModule.forRoot(ch),
       QueryModule.forRoot(db),
+      FeedbackModule.forRoot({ writes: false, reads: true, writer: false }),
     ],
     providers: [
       { provide: INTERNAL_SIGNING_KEY, useValue: config.INTERNAL_SIGNING_KEY },

@@ -6,6 +6,7 @@ import { AuthGuard, IDENTITY_RESOLVER } from '@th/auth';
 import { AuditModule, type AuditOptions } from '@th/audit';
 import { BusModule, type EventBus } from '@th/bus';
 import { ClickHouseModule, type ClickHouse } from '@th/clickhouse';
+import { FeedbackModule } from '@th/feedback';
 import { GatewayModule, IdentityService, type GatewayInfoOptions } from '@th/gateway';
 import { CachedProjectDirectory, IngestModule, ProjectDirectory, type IngestOptions } from '@th/ingest';
 import { HealthModule } from '@th/platform';
@@ -61,6 +62,7 @@ export class StandaloneModule {
         WiringModule,
         IngestModule.forRoot(parts.ingest),
         AuditModule.forRoot(parts.auditDb, parts.audit),
+        FeedbackModule.forRoot({ writes: true, reads: true, writer: true }),
       ],
       providers: [
         { provide: IDENTITY_RESOLVER, useExisting: IdentityService },

@@ -5,5 +5,6 @@ export * from './info.schema';
 export * from './identity.schema';
 export * from './events.schema';
 export * from './audit.schema';
+export * from './feedback.schema';
 export * from './audit-logs.schema';
 export * from './topics';

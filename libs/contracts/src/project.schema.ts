@@ -76,6 +76,8 @@ export const projectSchema = z.object({
   streaming_rate: z.number().nullable().optional(),
   last_run_start_time: z.string().nullable().optional(),
   feedback_stats: jsonObject.nullable().optional(),
+  /** Project-level feedback (run_id null), e.g. summary evaluator scores. */
+  session_feedback_stats: jsonObject.nullable().optional(),
 });
 export type Project = z.infer<typeof projectSchema>;
 

@@ -147,6 +147,8 @@ export const runStatsSchema = z.object({
   completion_cost: z.number().nullable(),
   streaming_rate: z.number().nullable(),
   last_run_start_time: z.string().nullable(),
+  /** Per feedback key over the matched runs' feedback: n/count, avg/mean, stdev, value counts. */
+  feedback_stats: jsonObject.nullable().optional(),
 });
 export type RunStats = z.infer<typeof runStatsSchema>;
 

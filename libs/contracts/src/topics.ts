@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { runEventSchema, runControlEventSchema } from './events.schema';
 import { auditRecordSchema } from './audit.schema';
+import { feedbackEventSchema } from './feedback.schema';
 
 /** Every bus topic and the payload it carries. Publishing is typed by topic. */
 export const TOPICS = {
@@ -29,7 +30,7 @@ const genericEvent = z.record(z.string(), z.unknown());
 export const topicPayloadSchemas = {
   runs: z.union([runEventSchema, runControlEventSchema]),
   'runs.dlq': deadLetterSchema,
-  feedback: genericEvent,
+  feedback: feedbackEventSchema,
   audit: auditRecordSchema,
   deployments: genericEvent,
   exports: genericEvent,

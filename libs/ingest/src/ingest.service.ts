@@ -1,10 +1,13 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { randomUUID } from 'node:crypto';
 import {
+  feedbackCreateSchema,
+  feedbackEventFromCreate,
   microsToIso,
   runCreateSchema,
   runUpdateWithIdSchema,
   TOPICS,
+  type FeedbackCreate,
   type Identity,
   type RunCreate,
   type RunEvent,
@@ -18,6 +21,7 @@ import { dottedSegment, parseDottedOrder } from './run-merge';
 import { ProjectDirectory } from './project-directory';
 import { multipartBoundary, parseMultipart, MultipartError } from './multipart';
 import { INGEST_OPTIONS, type IngestOptions } from './ingest.options';
+import { nextVersion } from './run-writer.service';
 
 type PatchWithId = RunUpdate & { id: string };
 export interface Attachment {
@@ -33,6 +37,31 @@ const EVENT_FIELDS = [
 ] as const;
 const EVENT_FIELD_SET: ReadonlySet<string> = new Set(EVENT_FIELDS);
 const RUN_SPLIT_FIELDS = new Set(['inputs', 'outputs', 'events', 'extra', 'error', 'serialized']);
+
+/** A `feedback.<id>` part: the feedback object (feedback_config enforced), its id from the body or the name. */
+function parseFeedbackPart(name: string, id: string, data: Buffer, errors: ValidationErrorItem[]): (FeedbackCreate & { id: string }) | null {
+  let value: unknown;
+  try {
+    value = JSON.parse(data.toString('utf8'));
+  } catch (err) {
+    errors.push({ loc: ['body', name], msg: `JSON decode error: ${(err as Error).message}`, type: 'json_invalid' });
+    return null;
+  }
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+    errors.push({ loc: ['body', name], msg: 'Input should be an object', type: 'dict_type' });
+    return null;
+  }
+  const r = feedbackCreateSchema.safeParse({ id, ...value });
+  if (!r.success) {
+    errors.push(...toValidationErrors(r.error, ['body', name]));
+    return null;
+  }
+  if (r.data.id !== id.toLowerCase()) {
+    errors.push({ loc: ['body', name, 'id'], msg: `Feedback id ${r.data.id} does not match the part name`, type: 'value_error' });
+    return null;
+  }
+  return { ...r.data, id: r.data.id ?? id };
+}
 
 function receivedAt(): string {
   return microsToIso(Date.now() * 1000);
@@ -69,6 +98,7 @@ export class IngestService {
     }
     const ops = { post: new Map<string, Record<string, unknown>>(), patch: new Map<string, Record<string, unknown>>() };
     const attachments = new Map<string, Attachment[]>();
+    const feedback: (FeedbackCreate & { id: string })[] = [];
     const errors: ValidationErrorItem[] = [];
     for (const part of parts) {
       const segs = part.name.split('.');
@@ -99,8 +129,9 @@ export class IngestService {
         const list = attachments.get(id) ?? [];
         list.push({ name, mime_type: part.contentType.split(';')[0].trim(), data: part.data });
         attachments.set(id, list);
-      } else if (kind === 'feedback') {
-        errors.push({ loc: ['body', part.name], msg: 'Feedback parts are not accepted by this server yet', type: 'value_error' });
+      } else if (kind === 'feedback' && id && segs.length === 2) {
+        const f = parseFeedbackPart(part.name, id, part.data, errors);
+        if (f) feedback.push(f);
       } else {
         errors.push({ loc: ['body', part.name], msg: `Unknown part name "${part.name}"`, type: 'value_error' });
       }
@@ -124,6 +155,14 @@ export class IngestService {
     }
     if (errors.length > 0) throw new ValidationFailed(errors);
     await this.ingest(identity, posts, patches, attachments);
+    if (feedback.length > 0) {
+      // The same event the feedback service publishes for POST /feedback; the feedback writer stores it.
+      const now = Date.now() * 1000;
+      await this.bus.publish(
+        TOPICS.feedback,
+        feedback.map((f) => ({ key: f.run_id ?? f.session_id ?? f.id, value: feedbackEventFromCreate(identity.tenant_id, f, nextVersion(), now) })),
+      );
+    }
   }
 
   private async toEvents(

@@ -6,6 +6,7 @@ import { ProjectsService } from './projects/projects.service';
 import { RunsController } from './runs/runs.controller';
 import { RunsRepository } from './runs/runs.repository';
 import { RunsService } from './runs/runs.service';
+import { FeedbackStatsRepository } from './runs/feedback-stats.repository';
 
 export const QUERY_DATA_SOURCE = Symbol('QUERY_DATA_SOURCE');
 
@@ -20,6 +21,7 @@ export class QueryModule {
         { provide: QUERY_DATA_SOURCE, useValue: dataSource },
         { provide: ProjectsRepository, useFactory: () => new ProjectsRepository(dataSource) },
         RunsRepository,
+        FeedbackStatsRepository,
         RunsService,
         ProjectsService,
       ],

@@ -1,6 +1,10 @@
 import { z } from 'zod';
 import {
   errorBodySchema,
+  feedbackCreateSchema,
+  feedbackListQuerySchema,
+  feedbackSchema,
+  feedbackUpdateSchema,
   httpValidationErrorSchema,
   infoSchema,
   projectCreateSchema,
@@ -55,4 +59,9 @@ export const ROUTES: RouteDoc[] = [
   { method: 'get', path: '/api/v1/sessions/{session_id}', summary: 'Read a tracing project', tag: 'projects', responses: { 200: projectSchema, 404: errorBodySchema } },
   { method: 'patch', path: '/api/v1/sessions/{session_id}', summary: 'Update a tracing project', tag: 'projects', body: projectUpdateSchema, responses: { 200: projectSchema, 404: errorBodySchema, ...errors } },
   { method: 'delete', path: '/api/v1/sessions/{session_id}', summary: 'Delete a tracing project and its runs', tag: 'projects', responses: { 202: accepted, 404: errorBodySchema } },
+  { method: 'post', path: '/api/v1/feedback', summary: 'Create feedback on a run or a project (feedback_config enforced)', tag: 'feedback', body: feedbackCreateSchema, responses: { 200: feedbackSchema, 409: errorBodySchema, ...errors } },
+  { method: 'get', path: '/api/v1/feedback', summary: 'List feedback (by run, trace, session, key, source)', tag: 'feedback', query: feedbackListQuerySchema, responses: { 200: z.array(feedbackSchema), ...errors } },
+  { method: 'get', path: '/api/v1/feedback/{feedback_id}', summary: 'Read feedback', tag: 'feedback', responses: { 200: feedbackSchema, 404: errorBodySchema, 401: errorBodySchema } },
+  { method: 'patch', path: '/api/v1/feedback/{feedback_id}', summary: 'Update feedback', tag: 'feedback', body: feedbackUpdateSchema, responses: { 200: feedbackSchema, 404: errorBodySchema, ...errors } },
+  { method: 'delete', path: '/api/v1/feedback/{feedback_id}', summary: 'Delete feedback', tag: 'feedback', responses: { 200: accepted, 404: errorBodySchema, 401: errorBodySchema } },
 ];

@@ -27,6 +27,7 @@ export function routeFor(method: string, path: string, up: Upstreams): string | 
   if (p === '/runs/query' || p === '/runs/stats') return up.query;
   if (p === '/runs' || p.startsWith('/runs/')) return method === 'GET' ? up.query : up.ingest;
   if (p === '/sessions' || p.startsWith('/sessions/')) return up.query;
+  if (p === '/feedback' || p.startsWith('/feedback/')) return method === 'GET' ? up.query : up.ingest;
   if (p === '/audit-logs' || p.startsWith('/audit-logs/')) return optional(up.audit);
   return null;
 }

@@ -15,6 +15,7 @@ import { ValidationFailed, conflict, notFound } from '@th/platform';
 import { ProjectEntity } from './project.entity';
 import { ProjectsRepository } from './projects.repository';
 import { RunsService } from '../runs/runs.service';
+import { FeedbackStatsRepository } from '../runs/feedback-stats.repository';
 
 /** Tracing projects (sessions): metadata in Postgres, statistics from the runs in ClickHouse. */
 @Injectable()
@@ -23,6 +24,7 @@ export class ProjectsService {
     private readonly repo: ProjectsRepository,
     private readonly runs: RunsService,
     private readonly bus: EventBus,
+    private readonly feedbackStats: FeedbackStatsRepository,
   ) {}
 
   async create(identity: Identity, body: ProjectCreate, upsert: boolean): Promise<Project> {
@@ -103,7 +105,7 @@ export class ProjectsService {
   }
 
   private async withStats(identity: Identity, p: ProjectEntity): Promise<Project> {
-    const s = await this.runs.stats(identity, { session: [p.id] });
+    const [s, sessionFeedback] = await Promise.all([this.runs.stats(identity, { session: [p.id] }), this.feedbackStats.forSessionOnly(identity, p.id)]);
     return {
       ...this.present(p),
       run_count: s.run_count,
@@ -120,6 +122,8 @@ export class ProjectsService {
       error_rate: s.error_rate,
       streaming_rate: s.streaming_rate,
       last_run_start_time: s.last_run_start_time,
+      feedback_stats: s.feedback_stats ?? null,
+      session_feedback_stats: sessionFeedback,
     };
   }
 

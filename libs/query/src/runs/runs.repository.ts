@@ -190,6 +190,11 @@ export class RunsRepository {
     return rows[0] ?? null;
   }
 
+  /** The WHERE clause of a runs read, for reads joined to the matched runs (feedback stats). */
+  runsWhere(scope: TenantScope, conditions: Condition[]): { where: string; params: QueryParams } {
+    return this.where(scope, conditions);
+  }
+
   private where(scope: TenantScope, conditions: Condition[]): { where: string; params: QueryParams } {
     const parts = ['tenant_id = {tenant:UUID}', `session_id != '${NIL_UUID}'`];
     let params: QueryParams = { tenant: scope.tenant_id };

@@ -10,6 +10,7 @@ import {
 import { DomainError, ErrorCode, ValidationFailed, notFound } from '@th/platform';
 import { compileFilter, FilterSyntaxError } from '../filter';
 import { RunsRepository, type Condition, type StoredRun } from './runs.repository';
+import { FeedbackStatsRepository } from './feedback-stats.repository';
 
 const DEFAULT_SELECT = RUN_RECORD_FIELDS;
 const JSON_OBJECT_FIELDS = new Set(['inputs', 'outputs', 'extra', 'serialized', 'feedback_stats']);
@@ -22,12 +23,17 @@ interface Cursor {
 /** Tracing reads: one run, filtered lists with keyset paging, and aggregate stats. */
 @Injectable()
 export class RunsService {
-  constructor(private readonly runs: RunsRepository) {}
+  constructor(
+    private readonly runs: RunsRepository,
+    private readonly feedbackStats: FeedbackStatsRepository,
+  ) {}
 
   async get(identity: Identity, id: string): Promise<Partial<RunRecord>> {
     const row = await this.runs.getById(identity, id, DEFAULT_SELECT);
     if (!row) throw notFound(`Run ${id}`);
-    return this.present(identity, row, DEFAULT_SELECT);
+    const run = this.present(identity, row, DEFAULT_SELECT);
+    run.feedback_stats = (await this.feedbackStats.forRuns(identity, [id])).get(id) ?? null;
+    return run;
   }
 
   async query(identity: Identity, q: RunQuery): Promise<{ runs: Partial<RunRecord>[]; cursors: { next: string | null; prev: null } }> {
@@ -45,11 +51,23 @@ export class RunsService {
     const page = rows.slice(0, q.limit);
     const last = page[page.length - 1];
     const next = rows.length > q.limit && last ? encodeCursor({ t: String(last.start_time), id: String(last.id) }) : null;
-    return { runs: page.map((r) => this.present(identity, r, select)), cursors: { next, prev: null } };
+    const runs = page.map((r) => this.present(identity, r, select));
+    if (select.includes('feedback_stats')) {
+      const stats = await this.feedbackStats.forRuns(identity, runs.map((r) => String(r.id)));
+      for (const r of runs) r.feedback_stats = stats.get(String(r.id)) ?? null;
+    }
+    return { runs, cursors: { next, prev: null } };
   }
 
   async stats(identity: Identity, q: RunStatsQuery): Promise<RunStats> {
-    const s = await this.runs.stats(identity, this.conditions(identity, { ...q, limit: 1, order: 'desc' }));
+    const conditions = this.conditions(identity, { ...q, limit: 1, order: 'desc' });
+    const [s, feedbackStats] = await Promise.all([
+      this.runs.stats(identity, conditions),
+      (() => {
+        const { where, params } = this.runs.runsWhere(identity, conditions);
+        return this.feedbackStats.forRunsWhere(where, params);
+      })(),
+    ]);
     const count = Number(s.run_count ?? 0);
     const latency = (s.latency as (number | null)[] | undefined) ?? [];
     const firstToken = (s.first_token as (number | null)[] | undefined) ?? [];
@@ -72,6 +90,7 @@ export class RunsService {
       completion_cost: finite(s.s_completion_cost),
       streaming_rate: count > 0 ? Number(s.streaming_count ?? 0) / count : null,
       last_run_start_time: typeof s.last_run_start_time === 'string' ? s.last_run_start_time : null,
+      feedback_stats: feedbackStats,
     };
   }
 

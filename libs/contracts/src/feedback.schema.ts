@@ -1,0 +1,274 @@
+import { z } from 'zod';
+import { jsonObject, microsToIso, timestamp, uuid, type ValidationErrorItem } from './common.schema';
+
+/** The run id stored for project-level feedback (run_id null): the sorting key has no nullable column. */
+export const NO_RUN_ID = '00000000-0000-0000-0000-000000000000';
+
+export const FEEDBACK_CONFIG_TYPES = ['continuous', 'categorical', 'freeform'] as const;
+
+export const feedbackCategorySchema = z.object({ value: z.number(), label: z.string().nullish() });
+
+export const feedbackConfigSchema = z.object({
+  type: z.enum(FEEDBACK_CONFIG_TYPES),
+  min: z.number().nullish(),
+  max: z.number().nullish(),
+  categories: z.array(feedbackCategorySchema).nullish(),
+});
+export type FeedbackConfig = z.infer<typeof feedbackConfigSchema>;
+
+export const feedbackSourceSchema = z.object({ type: z.string().min(1), metadata: jsonObject.nullish() }).catchall(z.unknown());
+export type FeedbackSource = z.infer<typeof feedbackSourceSchema>;
+
+/** Scores are numbers; the SDK also sends booleans, stored as 1 and 0. */
+const score = z.union([z.number(), z.boolean()]).transform((v) => (typeof v === 'boolean' ? (v ? 1 : 0) : v));
+/** The spec types value as a string; the SDK also sends numbers, booleans and objects, kept as JSON. */
+const feedbackValue = z.union([z.string(), z.number(), z.boolean(), jsonObject]);
+const correction = z.union([jsonObject, z.string()]);
+const key = z.string().min(1).max(180);
+
+/** The fields a config constrains, checked after parsing (also after a PATCH merges them). */
+export function feedbackConfigProblems(
+  f: { score?: number | null; value?: unknown; feedback_config?: FeedbackConfig | null },
+  root: (string | number)[] = [],
+): ValidationErrorItem[] {
+  const c = f.feedback_config;
+  if (!c) return [];
+  const out: ValidationErrorItem[] = [];
+  const at = (field: string) => [...root, field];
+  if (c.min != null && c.max != null && c.min > c.max) {
+    out.push({ loc: at('feedback_config'), msg: `feedback_config.min (${c.min}) is greater than feedback_config.max (${c.max})`, type: 'value_error' });
+    return out;
+  }
+  if (c.type === 'continuous') {
+    if (f.score != null && c.min != null && f.score < c.min) {
+      out.push({ loc: at('score'), msg: `score ${f.score} is below the feedback_config minimum ${c.min}`, type: 'less_than_min' });
+    }
+    if (f.score != null && c.max != null && f.score > c.max) {
+      out.push({ loc: at('score'), msg: `score ${f.score} is above the feedback_config maximum ${c.max}`, type: 'greater_than_max' });
+    }
+  } else if (c.type === 'categorical') {
+    const cats = c.categories ?? [];
+    if (cats.length === 0) {
+      out.push({ loc: at('feedback_config'), msg: 'categorical feedback_config needs at least one category', type: 'value_error' });
+      return out;
+    }
+    if (f.score != null && !cats.some((k) => k.value === f.score)) {
+      out.push({ loc: at('score'), msg: `score ${f.score} is not one of the categories' values (${cats.map((k) => k.value).join(', ')})`, type: 'enum' });
+    }
+    if (f.value != null) {
+      const allowed = new Set(cats.flatMap((k) => (k.label != null ? [k.label, String(k.value)] : [String(k.value)])));
+      const v = typeof f.value === 'string' || typeof f.value === 'number' ? String(f.value) : null;
+      if (v === null || !allowed.has(v)) {
+        out.push({ loc: at('value'), msg: `value ${JSON.stringify(f.value)} is not one of the categories (${[...allowed].join(', ')})`, type: 'enum' });
+      }
+    }
+  }
+  return out;
+}
+
+const createShape = {
+  id: uuid.optional(),
+  run_id: uuid.nullish(),
+  trace_id: uuid.nullish(),
+  session_id: uuid.nullish(),
+  key,
+  score: score.nullish(),
+  value: feedbackValue.nullish(),
+  comment: z.string().nullish(),
+  correction: correction.nullish(),
+  feedback_source: feedbackSourceSchema.nullish(),
+  feedback_config: feedbackConfigSchema.nullish(),
+  /** The published SDK sends the config under this camelCase key. */
+  feedbackConfig: feedbackConfigSchema.nullish(),
+  created_at: timestamp.nullish(),
+  modified_at: timestamp.nullish(),
+  /** The SDK sends the target run's start; accepted and not stored. */
+  start_time: timestamp.nullish(),
+  comparative_experiment_id: uuid.nullish(),
+  feedback_group_id: uuid.nullish(),
+  extend_trace_retention: z.boolean().nullish(),
+};
+
+/** POST /feedback, `feedback.<id>` multipart parts, and experiment upload scores. */
+export const feedbackCreateSchema = z
+  .object(createShape)
+  .transform(({ feedbackConfig, ...rest }) => ({ ...rest, feedback_config: rest.feedback_config ?? feedbackConfig ?? null }))
+  .superRefine((f, ctx) => {
+    if (!f.run_id && !f.session_id) {
+      ctx.addIssue({ code: 'custom', path: ['run_id'], message: 'Feedback needs a run_id, or a session_id for project feedback' });
+    }
+    for (const p of feedbackConfigProblems(f)) ctx.addIssue({ code: 'custom', path: p.loc, message: p.msg });
+  });
+export type FeedbackCreate = z.infer<typeof feedbackCreateSchema>;
+
+/** PATCH /feedback/{id}: absent leaves a field unchanged, null clears it. */
+export const feedbackUpdateSchema = z
+  .object({
+    score: score.nullish(),
+    value: feedbackValue.nullish(),
+    comment: z.string().nullish(),
+    correction: correction.nullish(),
+    feedback_config: feedbackConfigSchema.nullish(),
+    feedbackConfig: feedbackConfigSchema.nullish(),
+  })
+  .transform(({ feedbackConfig, ...rest }) => (feedbackConfig !== undefined && rest.feedback_config === undefined ? { ...rest, feedback_config: feedbackConfig } : rest));
+export type FeedbackUpdate = z.infer<typeof feedbackUpdateSchema>;
+
+export const feedbackIdParamSchema = z.object({ feedback_id: uuid });
+
+const queryArray = <T extends z.ZodTypeAny>(t: T) =>
+  z.union([t, z.array(t)]).transform((v) => (Array.isArray(v) ? v : [v]) as z.infer<T>[]);
+const queryBool = z.union([z.boolean(), z.enum(['true', 'false', '1', '0'])]).transform((v) => v === true || v === 'true' || v === '1');
+
+/** GET /feedback: every filter may repeat (the SDK repeats run, key and source). */
+export const feedbackListQuerySchema = z.object({
+  run: queryArray(uuid).optional(),
+  trace: queryArray(uuid).optional(),
+  session: queryArray(uuid).optional(),
+  key: queryArray(z.string().min(1)).optional(),
+  source: queryArray(z.string().min(1)).optional(),
+  has_comment: queryBool.optional(),
+  has_score: queryBool.optional(),
+  offset: z.coerce.number().int().min(0).default(0),
+  limit: z.coerce.number().int().min(1).max(1000).default(100),
+});
+export type FeedbackListQuery = z.infer<typeof feedbackListQuerySchema>;
+
+/** The feedback object as the API returns it. */
+export const feedbackSchema = z.object({
+  id: z.string(),
+  run_id: z.string().nullable(),
+  trace_id: z.string().nullable(),
+  session_id: z.string().nullable(),
+  key: z.string(),
+  score: z.number().nullable(),
+  value: z.union([z.string(), z.number(), z.boolean(), jsonObject]).nullable(),
+  comment: z.string().nullable(),
+  correction: z.union([jsonObject, z.string()]).nullable(),
+  feedback_source: feedbackSourceSchema.nullable(),
+  feedback_config: feedbackConfigSchema.nullable(),
+  comparative_experiment_id: z.string().nullable(),
+  feedback_group_id: z.string().nullable(),
+  created_at: z.string(),
+  modified_at: z.string(),
+});
+export type Feedback = z.infer<typeof feedbackSchema>;
+
+/**
+ * One feedback write on the `feedback` topic: the whole state of the feedback after the write.
+ * The store keeps the highest version per id, so a re-delivered event changes nothing and a
+ * deletion is the same row with is_deleted = 1. Evolve additively.
+ */
+export const feedbackEventSchema = z.object({
+  tenant_id: z.string(),
+  id: z.string(),
+  run_id: z.string().nullable(),
+  trace_id: z.string().nullable(),
+  session_id: z.string().nullable(),
+  key: z.string(),
+  score: z.number().nullable(),
+  /** JSON text of the value; null when there is none. */
+  value_json: z.string().nullable(),
+  comment: z.string().nullable(),
+  correction_json: z.string().nullable(),
+  feedback_source: feedbackSourceSchema.nullable(),
+  feedback_config: feedbackConfigSchema.nullable(),
+  comparative_experiment_id: z.string().nullable(),
+  feedback_group_id: z.string().nullable(),
+  created_at: z.string(),
+  modified_at: z.string(),
+  version: z.number().int().nonnegative(),
+  is_deleted: z.boolean(),
+});
+export type FeedbackEvent = z.infer<typeof feedbackEventSchema>;
+
+/** Builds the event of a new feedback; `version` must grow with every write of the same id. */
+export function feedbackEventFromCreate(tenantId: string, f: FeedbackCreate & { id: string }, version: number, nowMicros: number): FeedbackEvent {
+  const created = f.created_at ?? microsToIso(nowMicros);
+  return {
+    tenant_id: tenantId,
+    id: f.id,
+    run_id: f.run_id ?? null,
+    trace_id: f.trace_id ?? null,
+    session_id: f.session_id ?? null,
+    key: f.key,
+    score: f.score ?? null,
+    value_json: f.value == null ? null : JSON.stringify(f.value),
+    comment: f.comment ?? null,
+    correction_json: f.correction == null ? null : JSON.stringify(f.correction),
+    feedback_source: f.feedback_source ?? { type: 'api' },
+    feedback_config: f.feedback_config ?? null,
+    comparative_experiment_id: f.comparative_experiment_id ?? null,
+    feedback_group_id: f.feedback_group_id ?? null,
+    created_at: created,
+    modified_at: f.modified_at ?? created,
+    version,
+    is_deleted: false,
+  };
+}
+
+/** The API object of a stored feedback event. */
+export function feedbackFromEvent(e: FeedbackEvent): Feedback {
+  return {
+    id: e.id,
+    run_id: e.run_id,
+    trace_id: e.trace_id,
+    session_id: e.session_id,
+    key: e.key,
+    score: e.score,
+    value: e.value_json == null ? null : (JSON.parse(e.value_json) as Feedback['value']),
+    comment: e.comment,
+    correction: e.correction_json == null ? null : (JSON.parse(e.correction_json) as Feedback['correction']),
+    feedback_source: e.feedback_source,
+    feedback_config: e.feedback_config,
+    comparative_experiment_id: e.comparative_experiment_id,
+    feedback_group_id: e.feedback_group_id,
+    created_at: e.created_at,
+    modified_at: e.modified_at,
+  };
+}
+
+/** Per feedback key: count, mean score and value counts (the run, trace and project `feedback_stats`). */
+export const feedbackKeyStatsSchema = z.object({
+  n: z.number(),
+  avg: z.number().nullable(),
+  stdev: z.number().nullable(),
+  values: z.record(z.string(), z.number()),
+  /** Same as n and avg, under the names of the issue. */
+  count: z.number(),
+  mean: z.number().nullable(),
+});
+export const feedbackStatsSchema = z.record(z.string(), feedbackKeyStatsSchema);
+export type FeedbackStats = z.infer<typeof feedbackStatsSchema>;
+
+/** One group of a stats query: feedback of one key with one value (value '' = no value). */
+export interface FeedbackStatsGroup {
+  key: string;
+  value: string;
+  n: number;
+  scored: number;
+  sum: number | null;
+  sum_sq: number | null;
+}
+
+/** Rolls grouped counts up to feedback_stats; null when there is no feedback. */
+export function rollupFeedbackStats(groups: FeedbackStatsGroup[]): FeedbackStats | null {
+  if (groups.length === 0) return null;
+  const acc = new Map<string, { n: number; scored: number; sum: number; sumSq: number; values: Record<string, number> }>();
+  for (const g of groups) {
+    const a = acc.get(g.key) ?? { n: 0, scored: 0, sum: 0, sumSq: 0, values: {} };
+    a.n += Number(g.n);
+    a.scored += Number(g.scored);
+    a.sum += Number(g.sum ?? 0);
+    a.sumSq += Number(g.sum_sq ?? 0);
+    if (g.value !== '') a.values[g.value] = (a.values[g.value] ?? 0) + Number(g.n);
+    acc.set(g.key, a);
+  }
+  const out: FeedbackStats = {};
+  for (const [k, a] of [...acc].sort(([x], [y]) => (x < y ? -1 : x > y ? 1 : 0))) {
+    const avg = a.scored > 0 ? a.sum / a.scored : null;
+    const stdev = avg === null ? null : Math.sqrt(Math.max(0, a.sumSq / a.scored - avg * avg));
+    out[k] = { n: a.n, avg, stdev, values: a.values, count: a.n, mean: avg };
+  }
+  return out;
+}

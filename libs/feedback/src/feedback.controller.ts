@@ -1,0 +1,56 @@
+import { Body, Controller, Delete, Get, HttpCode, Param, Patch, Post, Query } from '@nestjs/common';
+import {
+  feedbackCreateSchema,
+  feedbackIdParamSchema,
+  feedbackListQuerySchema,
+  feedbackUpdateSchema,
+  type Feedback,
+  type Identity,
+} from '@th/contracts';
+import { CurrentIdentity } from '@th/auth';
+import { parseOrThrow } from '@th/platform';
+import { FeedbackQueryService } from './feedback-query.service';
+import { FeedbackService } from './feedback.service';
+
+/** Feedback writes: served by ingest. */
+@Controller('feedback')
+export class FeedbackWriteController {
+  constructor(private readonly feedback: FeedbackService) {}
+
+  @Post()
+  @HttpCode(200)
+  create(@CurrentIdentity() identity: Identity, @Body() body: unknown): Promise<Feedback> {
+    return this.feedback.create(identity, parseOrThrow(feedbackCreateSchema, body, ['body']));
+  }
+
+  @Patch(':feedback_id')
+  update(@CurrentIdentity() identity: Identity, @Param() params: unknown, @Body() body: unknown): Promise<Feedback> {
+    const { feedback_id } = parseOrThrow(feedbackIdParamSchema, params, ['path']);
+    return this.feedback.update(identity, feedback_id, parseOrThrow(feedbackUpdateSchema, body ?? {}, ['body']));
+  }
+
+  @Delete(':feedback_id')
+  @HttpCode(200)
+  async delete(@CurrentIdentity() identity: Identity, @Param() params: unknown): Promise<Record<string, never>> {
+    const { feedback_id } = parseOrThrow(feedbackIdParamSchema, params, ['path']);
+    await this.feedback.delete(identity, feedback_id);
+    return {};
+  }
+}
+
+/** Feedback reads: served by query. */
+@Controller('feedback')
+export class FeedbackReadController {
+  constructor(private readonly feedback: FeedbackQueryService) {}
+
+  @Get()
+  list(@CurrentIdentity() identity: Identity, @Query() query: unknown): Promise<Feedback[]> {
+    return this.feedback.list(identity, parseOrThrow(feedbackListQuerySchema, query, ['query']));
+  }
+
+  @Get(':feedback_id')
+  get(@CurrentIdentity() identity: Identity, @Param() params: unknown): Promise<Feedback> {
+    const { feedback_id } = parseOrThrow(feedbackIdParamSchema, params, ['path']);
+    return this.feedback.get(identity, feedback_id);
+  }
+}

@@ -1,0 +1,26 @@
+import { DynamicModule, Module, type Type } from '@nestjs/common';
+import { FeedbackReadController, FeedbackWriteController } from './feedback.controller';
+import { FeedbackQueryService } from './feedback-query.service';
+import { FeedbackRepository } from './feedback.repository';
+import { FeedbackService } from './feedback.service';
+import { FeedbackWriterService } from './feedback-writer.service';
+import { FEEDBACK_OPTIONS, type FeedbackOptions } from './feedback.options';
+
+/**
+ * Feedback: writes (ingest), reads (query) and the writer role, each switched on by the host.
+ * Needs EventBus and ClickHouse from the host module.
+ */
+@Module({})
+export class FeedbackModule {
+  static forRoot(options: FeedbackOptions): DynamicModule {
+    const controllers: Type<unknown>[] = [];
+    if (options.writes) controllers.push(FeedbackWriteController);
+    if (options.reads) controllers.push(FeedbackReadController);
+    return {
+      module: FeedbackModule,
+      controllers,
+      providers: [{ provide: FEEDBACK_OPTIONS, useValue: options }, FeedbackRepository, FeedbackService, FeedbackQueryService, FeedbackWriterService],
+      exports: [FeedbackService, FeedbackQueryService, FeedbackWriterService],
+    };
+  }
+}
