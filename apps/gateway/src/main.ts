@@ -3,7 +3,8 @@ import { Module } from '@nestjs/common';
 import { APP_GUARD } from '@nestjs/core';
 import { z } from 'zod';
 import { AuthGuard, IDENTITY_RESOLVER } from '@th/auth';
-import { commonConfigShape, internalAuthShape, loadConfig, port, secret } from '@th/config';
+import { BusModule, EventBus, kafkaOptionsFromConfig } from '@th/bus';
+import { bool, commonConfigShape, internalAuthShape, kafkaConfigShape, loadConfig, port, secret } from '@th/config';
 import { openServiceDataSource } from '@th/database';
 import { GATEWAY_ENTITIES, GATEWAY_MIGRATIONS, GatewayModule, IdentityService, gatewayProxy } from '@th/gateway';
 import { HealthModule, createHttpApp, listen, runUntilSignal } from '@th/platform';
@@ -11,6 +12,8 @@ import { HealthModule, createHttpApp, listen, runUntilSignal } from '@th/platfor
 const configSchema = z.object({
   ...commonConfigShape,
   ...internalAuthShape,
+  // The gateway publishes the audit events of the administration it serves.
+  ...kafkaConfigShape,
   PORT: port(8080),
   HOST: z.string().default('0.0.0.0'),
   DATABASE_URL: secret(z.string().url()),
@@ -20,6 +23,10 @@ const configSchema = z.object({
   AUDIT_URL: z.string().url().optional(),
   CONTROL_PLANE_URL: z.string().url().optional(),
   BOOTSTRAP_API_KEY: secret(z.string().min(8).optional()),
+  /** HS256 secret of session bearer tokens (POST /auth/login); without it bearer JWTs are refused. */
+  SESSION_SECRET: secret(z.string().min(32).optional()),
+  SESSION_TTL_SECONDS: z.coerce.number().int().min(60).default(12 * 3600),
+  DEFAULT_ORG_FEATURE_CAN_USE_AUDIT_LOGS: bool(false),
   MAX_BODY_BYTES: z.coerce.number().int().min(1024).default(25 * 1024 * 1024),
   INGEST_BATCH_SIZE_LIMIT: z.coerce.number().int().min(1).default(100),
 });
@@ -27,17 +34,26 @@ const configSchema = z.object({
 runUntilSignal('gateway', async () => {
   const config = loadConfig(configSchema, process.env);
   const db = await openServiceDataSource({ url: config.DATABASE_URL, schema: 'gateway', entities: GATEWAY_ENTITIES, migrations: GATEWAY_MIGRATIONS });
-  const gateway = GatewayModule.forRoot(db, { version: config.SERVICE_VERSION, maxBodyBytes: config.MAX_BODY_BYTES, batchSizeLimit: config.INGEST_BATCH_SIZE_LIMIT });
+  // One resolver for the proxy (which runs before Nest routes) and the admin endpoints.
+  const identity = new IdentityService(db, { sessionSecret: config.SESSION_SECRET, defaultCanUseAuditLogs: config.DEFAULT_ORG_FEATURE_CAN_USE_AUDIT_LOGS });
+  const gateway = GatewayModule.forRoot(
+    db,
+    {
+      version: config.SERVICE_VERSION,
+      maxBodyBytes: config.MAX_BODY_BYTES,
+      batchSizeLimit: config.INGEST_BATCH_SIZE_LIMIT,
+      offered: { audit_logs: !!config.AUDIT_URL, scheduled_exports: !!config.EXPORT_WORKER_URL, export_fields: !!config.EXPORT_WORKER_URL },
+    },
+    { identityService: identity, sessionTtlSeconds: config.SESSION_TTL_SECONDS, identity: { sessionSecret: config.SESSION_SECRET } },
+  );
   @Module({
-    imports: [HealthModule, gateway],
+    imports: [HealthModule, BusModule.forRoot({ kafka: kafkaOptionsFromConfig(config, 'gateway'), service: 'gateway' }), gateway],
     providers: [
       { provide: IDENTITY_RESOLVER, useExisting: IdentityService },
       { provide: APP_GUARD, useClass: AuthGuard },
     ],
   })
   class GatewayAppModule {}
-  // The proxy needs the identity service before Nest routes exist: build it from the same DataSource.
-  const identity = new IdentityService(db);
   const app = await createHttpApp(GatewayAppModule, {
     service: 'gateway',
     logLevel: config.LOG_LEVEL,
@@ -57,6 +73,7 @@ runUntilSignal('gateway', async () => {
       }),
     ],
   });
+  await app.get(EventBus).healthy(); // joins the bus: topics exist, producer connected
   if (config.BOOTSTRAP_API_KEY) await identity.bootstrap(config.BOOTSTRAP_API_KEY);
   return listen(app, config.HOST, config.PORT, () => db.destroy());
 });

@@ -19,5 +19,8 @@ export const standaloneConfigSchema = z.object({
   AUDIT_RETENTION_DAYS: z.coerce.number().int().min(1).max(400).default(400),
   /** How often expired audit events are removed; 0 turns the job off. */
   AUDIT_RETENTION_INTERVAL_MINUTES: z.coerce.number().int().min(0).default(60),
+  /** HS256 secret of session bearer tokens; generated and kept in DATA_DIR/session-secret when unset. */
+  SESSION_SECRET: secret(z.string().min(32).optional()),
+  SESSION_TTL_SECONDS: z.coerce.number().int().min(60).default(12 * 3600),
 });
 export type StandaloneConfig = z.infer<typeof standaloneConfigSchema>;

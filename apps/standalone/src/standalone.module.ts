@@ -7,7 +7,7 @@ import { AuditModule, type AuditOptions } from '@th/audit';
 import { BusModule, type EventBus } from '@th/bus';
 import { ClickHouseModule, type ClickHouse } from '@th/clickhouse';
 import { FeedbackModule } from '@th/feedback';
-import { GatewayModule, IdentityService, type GatewayInfoOptions } from '@th/gateway';
+import { GatewayModule, IdentityService, type GatewayInfoOptions, type GatewayModuleOptions } from '@th/gateway';
 import { CachedProjectDirectory, IngestModule, ProjectDirectory, type IngestOptions } from '@th/ingest';
 import { HealthModule } from '@th/platform';
 import { ProjectsService, QueryModule } from '@th/query';
@@ -30,6 +30,7 @@ export interface StandaloneParts {
   auditDb: DataSource;
   audit: AuditOptions;
   info: GatewayInfoOptions;
+  gateway?: GatewayModuleOptions;
   ingest: IngestOptions;
 }
 
@@ -58,7 +59,7 @@ export class StandaloneModule {
         HealthModule,
         BusModule.forRoot({ instance: parts.bus }),
         ClickHouseModule.forRoot(parts.ch),
-        GatewayModule.forRoot(parts.gatewayDb, parts.info),
+        GatewayModule.forRoot(parts.gatewayDb, parts.info, parts.gateway),
         WiringModule,
         IngestModule.forRoot(parts.ingest),
         AuditModule.forRoot(parts.auditDb, parts.audit),

@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import type { INestApplication } from '@nestjs/common';
@@ -30,6 +31,15 @@ function bootstrapKey(config: StandaloneConfig, dataDir: string): string {
   return key;
 }
 
+function sessionSecret(config: StandaloneConfig, dataDir: string): string {
+  if (config.SESSION_SECRET) return config.SESSION_SECRET;
+  const file = join(dataDir, 'session-secret');
+  if (existsSync(file)) return readFileSync(file, 'utf8').trim();
+  const value = randomBytes(32).toString('base64url');
+  writeFileSync(file, value + '\n', { mode: 0o600 });
+  return value;
+}
+
 /** Starts the whole service in this process: embedded PostgreSQL, chDB, the in-process bus. */
 export async function startStandalone(config: StandaloneConfig): Promise<RunningStandalone> {
   const dataDir = resolve(config.DATA_DIR);
@@ -56,6 +66,10 @@ export async function startStandalone(config: StandaloneConfig): Promise<Running
         retentionIntervalMinutes: config.AUDIT_RETENTION_INTERVAL_MINUTES,
       },
       info: { version: config.SERVICE_VERSION, maxBodyBytes: config.MAX_BODY_BYTES, batchSizeLimit: config.INGEST_BATCH_SIZE_LIMIT },
+      gateway: {
+        identity: { sessionSecret: sessionSecret(config, dataDir), defaultCanUseAuditLogs: config.DEFAULT_ORG_FEATURE_CAN_USE_AUDIT_LOGS },
+        sessionTtlSeconds: config.SESSION_TTL_SECONDS,
+      },
       ingest: {
         writer: true,
         writerMaxBatch: config.WRITER_MAX_BATCH,

@@ -2,8 +2,9 @@ import { CanActivate, ExecutionContext, Inject, Injectable, SetMetadata, createP
 import { Reflector } from '@nestjs/core';
 import type { Request } from 'express';
 import type { Identity } from '@th/contracts';
-import { unauthorized } from '@th/platform';
+import { DomainError, ErrorCode, unauthorized } from '@th/platform';
 import { IDENTITY_HEADER, verifyIdentity } from './internal-token';
+import { ORGANIZATION_SCOPE_KEY, REQUIRED_PERMISSIONS_KEY, assertPermissions } from './permissions';
 
 export interface IdentityResolver {
   /** Returns the caller's identity, null when the request carries no credentials; throws on bad ones. */
@@ -41,6 +42,12 @@ export class AuthGuard implements CanActivate {
     if (identity) req.identity = identity;
     if (isPublic) return true;
     if (!identity) throw unauthorized('Missing or invalid API key');
+    const targets = [ctx.getHandler(), ctx.getClass()];
+    const orgScoped = this.reflector.getAllAndOverride<boolean>(ORGANIZATION_SCOPE_KEY, targets);
+    // An organization-scoped credential must name its workspace for workspace routes.
+    if (!orgScoped && identity.tenant_id === '') throw new DomainError(ErrorCode.Forbidden, '{"error":"org_scoped_key_requires_workspace"}');
+    const required = this.reflector.getAllAndOverride<string[] | undefined>(REQUIRED_PERMISSIONS_KEY, targets);
+    if (required && required.length > 0) assertPermissions(identity, required);
     return true;
   }
 }

@@ -3,6 +3,7 @@ export * from './run.schema';
 export * from './project.schema';
 export * from './info.schema';
 export * from './identity.schema';
+export * from './admin.schema';
 export * from './events.schema';
 export * from './audit.schema';
 export * from './feedback.schema';

@@ -3,28 +3,57 @@ import { DataSource } from 'typeorm';
 import { HealthRegistry } from '@th/platform';
 import { GATEWAY_INFO_OPTIONS, InfoController, type GatewayInfoOptions } from './info.controller';
 import { OpenApiController } from './openapi/openapi.controller';
-import { IdentityService } from './identity/identity.service';
+import { IdentityService, type IdentityOptions } from './identity/identity.service';
+import { AdminService, type AdminOptions } from './admin/admin.service';
+import { AdminAudit } from './admin/admin-audit';
+import { ApiKeysController, AuthController, ServiceKeysController } from './admin/credentials.controller';
+import { OrgMembersController, WorkspacesController } from './admin/organization.controller';
+import { CurrentWorkspaceController, UsageLimitsController } from './admin/workspace-settings.controller';
 
-/** Identity, /info, /ok and the OpenAPI document. Needs its own DataSource (schema `gateway`). */
+export interface GatewayModuleOptions {
+  identity?: IdentityOptions;
+  /** Share this resolver (e.g. with the cluster proxy) so admin writes invalidate its cache too. */
+  identityService?: IdentityService;
+  /** Lifetime of session bearer tokens; default 12 hours. */
+  sessionTtlSeconds?: number;
+}
+
+/**
+ * Identity, the administration endpoints, /info, /ok and the OpenAPI document. Needs its own
+ * DataSource (schema `gateway`) and the bus (AuditPublisher) for the tracked operations.
+ */
 @Module({})
 export class GatewayModule {
-  static forRoot(dataSource: DataSource, info: GatewayInfoOptions): DynamicModule {
+  static forRoot(dataSource: DataSource, info: GatewayInfoOptions, opts: GatewayModuleOptions = {}): DynamicModule {
+    const admin: AdminOptions = { sessionSecret: opts.identity?.sessionSecret, sessionTtlSeconds: opts.sessionTtlSeconds ?? 12 * 3600 };
     return {
       module: GatewayModule,
-      controllers: [InfoController, OpenApiController],
+      controllers: [
+        InfoController,
+        OpenApiController,
+        ApiKeysController,
+        ServiceKeysController,
+        AuthController,
+        WorkspacesController,
+        OrgMembersController,
+        CurrentWorkspaceController,
+        UsageLimitsController,
+      ],
       providers: [
         { provide: GATEWAY_INFO_OPTIONS, useValue: info },
         {
           provide: IdentityService,
           inject: [HealthRegistry],
           useFactory: (health: HealthRegistry) => {
-            const svc = new IdentityService(dataSource);
+            const svc = opts.identityService ?? new IdentityService(dataSource, opts.identity);
             health.register({ name: 'postgres', check: () => svc.ping() });
             return svc;
           },
         },
+        { provide: AdminService, inject: [IdentityService], useFactory: (ids: IdentityService) => new AdminService(dataSource, ids, admin) },
+        AdminAudit,
       ],
-      exports: [IdentityService],
+      exports: [IdentityService, AdminService],
     };
   }
 }

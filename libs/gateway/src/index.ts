@@ -2,10 +2,39 @@ export * from './gateway.module';
 export * from './info.controller';
 export * from './identity/identity.service';
 export * from './identity/identity.entities';
+export * from './identity/roles';
+export * from './admin/admin.service';
 export * from './openapi/openapi.document';
 export * from './openapi/openapi.routes';
 export * from './proxy/gateway-proxy';
-import { ApiKeyEntity, OrganizationEntity, WorkspaceEntity } from './identity/identity.entities';
+export * from './rate-limit/rate-limit.rules';
+export * from './rate-limit/rate-limit.config';
+export * from './rate-limit/counter-store';
+export * from './rate-limit/rate-limiter';
+import {
+  ApiKeyEntity,
+  OrganizationEntity,
+  OrgInvitationEntity,
+  OrgMemberEntity,
+  RoleEntity,
+  UsageLimitEntity,
+  UserEntity,
+  WorkspaceEntity,
+  WorkspaceMemberEntity,
+  WorkspaceSecretEntity,
+} from './identity/identity.entities';
 import { Identity1732250000001 } from './migrations/1732250000001-identity';
-export const GATEWAY_ENTITIES = [OrganizationEntity, WorkspaceEntity, ApiKeyEntity];
-export const GATEWAY_MIGRATIONS = [Identity1732250000001];
+import { Admin1732250000002 } from './migrations/1732250000002-admin';
+export const GATEWAY_ENTITIES = [
+  OrganizationEntity,
+  WorkspaceEntity,
+  ApiKeyEntity,
+  UserEntity,
+  RoleEntity,
+  OrgMemberEntity,
+  OrgInvitationEntity,
+  WorkspaceMemberEntity,
+  WorkspaceSecretEntity,
+  UsageLimitEntity,
+];
+export const GATEWAY_MIGRATIONS = [Identity1732250000001, Admin1732250000002];

@@ -1,13 +1,26 @@
 import { Injectable } from '@nestjs/common';
-import { createHash, randomBytes, randomUUID } from 'node:crypto';
+import { createHash, randomBytes, randomUUID, scrypt as scryptCb, timingSafeEqual } from 'node:crypto';
+import { promisify } from 'node:util';
 import type { Request } from 'express';
-import { DataSource, type Repository } from 'typeorm';
+import { DataSource, In, type Repository } from 'typeorm';
 import type { Identity } from '@th/contracts';
-import type { IdentityResolver } from '@th/auth';
-import { DomainError, ErrorCode, forbidden, unauthorized } from '@th/platform';
-import { ApiKeyEntity, OrganizationEntity, WorkspaceEntity } from './identity.entities';
+import { looksLikeJwt, verifySessionToken, type IdentityResolver } from '@th/auth';
+import { forbidden, unauthorized } from '@th/platform';
+import {
+  ApiKeyEntity,
+  OrganizationEntity,
+  OrgMemberEntity,
+  RoleEntity,
+  UsageLimitEntity,
+  WorkspaceEntity,
+  WorkspaceMemberEntity,
+} from './identity.entities';
+import { BUILTIN_ROLES, WORKSPACE_ADMIN_PERMISSIONS } from './roles';
 
-export const WORKSPACE_PERMISSIONS = ['workspace:read', 'workspace:write', 'runs:read', 'runs:write', 'projects:read', 'projects:write'];
+/** Kept for callers that seed keys: the permissions of a workspace admin key. */
+export const WORKSPACE_PERMISSIONS = WORKSPACE_ADMIN_PERMISSIONS;
+
+const scrypt = promisify(scryptCb) as (password: string, salt: Buffer, keylen: number) => Promise<Buffer>;
 
 export function hashApiKey(key: string): string {
   return createHash('sha256').update(key).digest('hex');
@@ -17,93 +30,226 @@ export function generateApiKey(): string {
   return `th_${randomBytes(24).toString('base64url')}`;
 }
 
-interface CachedKey {
-  key: ApiKeyEntity;
-  org: OrganizationEntity;
-  at: number;
+export async function hashPassword(password: string): Promise<string> {
+  const salt = randomBytes(16);
+  const hash = await scrypt(password, salt, 32);
+  return `scrypt$${salt.toString('base64url')}$${hash.toString('base64url')}`;
 }
 
-/** API keys, organizations and workspaces: who is calling and on which workspace. */
+export async function verifyPassword(password: string, stored: string): Promise<boolean> {
+  const [scheme, salt, hash] = stored.split('$');
+  if (scheme !== 'scrypt' || !salt || !hash) return false;
+  const expected = Buffer.from(hash, 'base64url');
+  const actual = await scrypt(password, Buffer.from(salt, 'base64url'), expected.length);
+  return timingSafeEqual(actual, expected);
+}
+
+export interface IdentityOptions {
+  /** HS256 secret of session bearer tokens; without it bearer JWTs are refused. */
+  sessionSecret?: string;
+  /** DEFAULT_ORG_FEATURE_CAN_USE_AUDIT_LOGS: audit logs for every non-personal organization without its own setting. */
+  defaultCanUseAuditLogs?: boolean;
+}
+
+interface Cached<T> {
+  value: T;
+  at: number;
+}
+interface WorkspaceInfo {
+  workspace: WorkspaceEntity;
+  usageLimits: Record<string, number>;
+}
+
+/** Lookups are cached briefly; this process's own admin writes invalidate them at once. */
+const CACHE_MS = 5_000;
+const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+
+const header = (req: Request, name: string): string | undefined => {
+  const v = req.headers[name];
+  return typeof v === 'string' && v.trim().length > 0 ? v.trim() : undefined;
+};
+
+/**
+ * Who is calling and on which workspace: API keys, personal access tokens and service keys
+ * (X-API-Key or Bearer), session bearer tokens (JWT), X-Tenant-Id and X-Organization-Id.
+ */
 @Injectable()
 export class IdentityService implements IdentityResolver {
   private readonly keys: Repository<ApiKeyEntity>;
   private readonly orgs: Repository<OrganizationEntity>;
   private readonly workspaces: Repository<WorkspaceEntity>;
-  private readonly cache = new Map<string, CachedKey>();
-  private readonly workspaceOrg = new Map<string, string>();
+  private readonly keyCache = new Map<string, Cached<ApiKeyEntity | null>>();
+  private readonly orgCache = new Map<string, Cached<OrganizationEntity | null>>();
+  private readonly wsCache = new Map<string, Cached<WorkspaceInfo | null>>();
+  private readonly userCache = new Map<string, Cached<string[] | null>>();
 
-  constructor(private readonly ds: DataSource) {
+  constructor(
+    private readonly ds: DataSource,
+    private readonly opts: IdentityOptions = {},
+  ) {
     this.keys = ds.getRepository(ApiKeyEntity);
     this.orgs = ds.getRepository(OrganizationEntity);
     this.workspaces = ds.getRepository(WorkspaceEntity);
   }
 
+  /** Drops every cached lookup (after an admin write in this process). */
+  invalidate(): void {
+    this.keyCache.clear();
+    this.orgCache.clear();
+    this.wsCache.clear();
+    this.userCache.clear();
+  }
+
   async resolve(req: Request): Promise<Identity | null> {
-    const header = req.headers['x-api-key'];
-    const auth = req.headers.authorization;
-    const raw = typeof header === 'string' ? header : auth?.startsWith('Bearer ') ? auth.slice(7) : undefined;
+    const apiKey = header(req, 'x-api-key');
+    const auth = header(req, 'authorization');
+    const bearer = auth && /^bearer\s+/i.test(auth) ? auth.replace(/^bearer\s+/i, '').trim() : undefined;
+    const requestedTenant = header(req, 'x-tenant-id')?.toLowerCase();
+    const requestedOrg = header(req, 'x-organization-id')?.toLowerCase();
+    if (requestedTenant !== undefined && !UUID_RE.test(requestedTenant)) throw forbidden('X-Tenant-Id must be a workspace id (UUID)');
+    if (requestedOrg !== undefined && !UUID_RE.test(requestedOrg)) throw forbidden('X-Organization-Id must be an organization id (UUID)');
+    if (!apiKey && bearer && looksLikeJwt(bearer)) return this.resolveSession(bearer, requestedTenant, requestedOrg);
+    const raw = apiKey ?? bearer;
     if (!raw) return null;
-    const found = await this.lookup(raw.trim());
-    if (!found) throw unauthorized('Invalid API key');
-    const { key, org } = found;
-    if (key.revoked_at || (key.expires_at && key.expires_at.getTime() < Date.now())) throw unauthorized('API key expired or revoked');
-    const tenantHeader = req.headers['x-tenant-id'];
-    const requested = typeof tenantHeader === 'string' && tenantHeader.length > 0 ? tenantHeader.toLowerCase() : undefined;
-    let tenantId: string;
+    const key = await this.cached(this.keyCache, hashApiKey(raw), () => this.keys.findOne({ where: { key_hash: hashApiKey(raw) } }));
+    if (!key) throw unauthorized('Invalid API key');
+    if (key.revoked_at) throw unauthorized('API key revoked');
+    if (key.expires_at && key.expires_at.getTime() <= Date.now()) throw unauthorized('API key expired');
+    const org = await this.organization(key.organization_id);
+    if (!org) throw unauthorized('Invalid API key');
+    if (requestedOrg && requestedOrg !== key.organization_id) throw forbidden('This API key cannot act in the requested organization');
+    let tenantId = '';
     if (key.workspace_id) {
-      if (requested && requested !== key.workspace_id) throw forbidden('This API key cannot act in the requested workspace');
+      if (requestedTenant && requestedTenant !== key.workspace_id) throw forbidden('This API key cannot act in the requested workspace');
       tenantId = key.workspace_id;
-    } else {
-      if (!requested) throw new DomainError(ErrorCode.Forbidden, '{"error":"org_scoped_key_requires_workspace"}');
-      if ((await this.organizationOf(requested)) !== key.organization_id) throw forbidden('This API key cannot act in the requested workspace');
-      tenantId = requested;
+    } else if (requestedTenant) {
+      const ws = await this.workspaceInfo(requestedTenant);
+      if (!ws || ws.workspace.organization_id !== key.organization_id) throw forbidden('This API key cannot act in the requested workspace');
+      tenantId = requestedTenant;
     }
-    return {
-      organization_id: key.organization_id,
+    const permissions =
+      key.kind === 'personal_access_token' && key.user_id ? await this.userPermissions(key.user_id, org.id, tenantId) : key.permissions;
+    return this.identity(org, tenantId, { user_id: key.user_id, credential_id: key.id, credential_type: key.kind }, permissions);
+  }
+
+  private async resolveSession(token: string, requestedTenant: string | undefined, requestedOrg: string | undefined): Promise<Identity> {
+    if (!this.opts.sessionSecret) throw unauthorized('Bearer tokens are not enabled');
+    const claims = await verifySessionToken(token, this.opts.sessionSecret);
+    if (!claims) throw unauthorized('Invalid or expired bearer token');
+    if (requestedOrg && requestedOrg !== claims.organization_id) throw forbidden('This session cannot act in the requested organization');
+    const org = await this.organization(claims.organization_id);
+    if (!org) throw unauthorized('Invalid or expired bearer token');
+    let tenantId = '';
+    if (requestedTenant) {
+      const ws = await this.workspaceInfo(requestedTenant);
+      if (!ws || ws.workspace.organization_id !== org.id) throw forbidden('This session cannot act in the requested workspace');
+      tenantId = requestedTenant;
+    }
+    const permissions = await this.userPermissions(claims.user_id, org.id, tenantId);
+    return this.identity(org, tenantId, { user_id: claims.user_id, credential_id: null, credential_type: 'session' }, permissions);
+  }
+
+  private async identity(
+    org: OrganizationEntity,
+    tenantId: string,
+    who: Pick<Identity, 'user_id' | 'credential_id' | 'credential_type'>,
+    permissions: string[],
+  ): Promise<Identity> {
+    const identity: Identity = {
+      organization_id: org.id,
       tenant_id: tenantId,
-      user_id: key.user_id,
-      credential_id: key.id,
-      credential_type: key.kind,
+      ...who,
       plan: org.plan,
-      permissions: key.permissions,
+      permissions,
+      org_features: { can_use_audit_logs: this.canUseAuditLogs(org), is_personal: org.is_personal },
     };
+    if (tenantId) {
+      const ws = await this.workspaceInfo(tenantId);
+      if (ws) {
+        const retention: Record<string, number> = {};
+        if (ws.workspace.shortlived_ttl_days) retention.shortlived = ws.workspace.shortlived_ttl_days;
+        if (ws.workspace.longlived_ttl_days) retention.longlived = ws.workspace.longlived_ttl_days;
+        identity.workspace_settings = { retention_days: retention, usage_limits: ws.usageLimits };
+      }
+    }
+    return identity;
   }
 
-  private async lookup(raw: string): Promise<CachedKey | null> {
-    const hash = hashApiKey(raw);
-    const hit = this.cache.get(hash);
-    if (hit && Date.now() - hit.at < 30_000) return hit;
-    const key = await this.keys.findOne({ where: { key_hash: hash } });
-    if (!key) return null;
-    const org = await this.orgs.findOneOrFail({ where: { id: key.organization_id } });
-    const entry = { key, org, at: Date.now() };
-    this.cache.set(hash, entry);
-    if (this.cache.size > 10_000) this.cache.clear();
-    return entry;
+  canUseAuditLogs(org: Pick<OrganizationEntity, 'can_use_audit_logs' | 'is_personal'>): boolean {
+    return org.can_use_audit_logs ?? (!!this.opts.defaultCanUseAuditLogs && !org.is_personal);
   }
 
-  private async organizationOf(workspaceId: string): Promise<string | undefined> {
-    if (!/^[0-9a-f-]{36}$/.test(workspaceId)) return undefined;
-    const cached = this.workspaceOrg.get(workspaceId);
-    if (cached) return cached;
-    const ws = await this.workspaces.findOne({ where: { id: workspaceId } });
-    if (ws) this.workspaceOrg.set(workspaceId, ws.organization_id);
-    return ws?.organization_id;
+  /**
+   * A user's permissions: the organization role's, plus (on a workspace) the workspace role's.
+   * A user who is not a member of the organization, or of the named workspace, is refused.
+   */
+  private async userPermissions(userId: string, orgId: string, tenantId: string): Promise<string[]> {
+    const perms = await this.cached(this.userCache, `${userId}|${orgId}|${tenantId}`, async () => {
+      const member = await this.ds.getRepository(OrgMemberEntity).findOne({ where: { organization_id: orgId, user_id: userId } });
+      if (!member) return null;
+      const roleIds = [member.role_id];
+      if (tenantId) {
+        const wm = await this.ds.getRepository(WorkspaceMemberEntity).findOne({ where: { workspace_id: tenantId, user_id: userId } });
+        if (wm) roleIds.push(wm.role_id);
+        else if (member.role_id !== BUILTIN_ROLES.organizationAdmin.id) return null;
+      }
+      const roles = await this.ds.getRepository(RoleEntity).find({ where: { id: In(roleIds) } });
+      return [...new Set(roles.flatMap((r) => r.permissions))];
+    });
+    if (!perms) throw forbidden(tenantId ? 'The user is not a member of the requested workspace' : 'The user is not a member of this organization');
+    return perms;
+  }
+
+  async organization(id: string): Promise<OrganizationEntity | null> {
+    return this.cached(this.orgCache, id, () => this.orgs.findOne({ where: { id } }));
+  }
+
+  private workspaceInfo(id: string): Promise<WorkspaceInfo | null> {
+    return this.cached(this.wsCache, id, async () => {
+      const workspace = await this.workspaces.findOne({ where: { id } });
+      if (!workspace) return null;
+      const limits = await this.ds.getRepository(UsageLimitEntity).find({ where: { workspace_id: id } });
+      return { workspace, usageLimits: Object.fromEntries(limits.map((l) => [l.limit_type, l.limit_value])) };
+    });
+  }
+
+  private async cached<T>(map: Map<string, Cached<T>>, key: string, load: () => Promise<T>): Promise<T> {
+    const hit = map.get(key);
+    if (hit && Date.now() - hit.at < CACHE_MS) return hit.value;
+    const value = await load();
+    if (map.size > 10_000) map.clear();
+    map.set(key, { value, at: Date.now() });
+    return value;
   }
 
   /** Creates an organization with one workspace and a workspace API key (the value is returned once). */
-  async createOrganization(opts: { name: string; plan?: OrganizationEntity['plan']; apiKey?: string }): Promise<{
-    organization_id: string;
-    workspace_id: string;
-    api_key: string;
-    api_key_id: string;
-  }> {
+  async createOrganization(opts: {
+    name: string;
+    plan?: OrganizationEntity['plan'];
+    apiKey?: string;
+    isPersonal?: boolean;
+    canUseAuditLogs?: boolean | null;
+  }): Promise<{ organization_id: string; workspace_id: string; api_key: string; api_key_id: string }> {
     const apiKey = opts.apiKey ?? generateApiKey();
     return this.ds.transaction(async (m) => {
       const now = new Date();
-      const org = Object.assign(new OrganizationEntity(), { id: randomUUID(), name: opts.name, plan: opts.plan ?? 'enterprise', is_personal: false, created_at: now });
+      const org = Object.assign(new OrganizationEntity(), {
+        id: randomUUID(),
+        name: opts.name,
+        plan: opts.plan ?? 'enterprise',
+        is_personal: opts.isPersonal ?? false,
+        can_use_audit_logs: opts.canUseAuditLogs ?? null,
+        created_at: now,
+      });
       await m.save(org);
-      const ws = Object.assign(new WorkspaceEntity(), { id: randomUUID(), organization_id: org.id, name: 'Default', created_at: now });
+      const ws = Object.assign(new WorkspaceEntity(), {
+        id: randomUUID(),
+        organization_id: org.id,
+        name: 'Default',
+        shortlived_ttl_days: null,
+        longlived_ttl_days: null,
+        created_at: now,
+      });
       await m.save(ws);
       const key = Object.assign(new ApiKeyEntity(), {
         id: randomUUID(),
@@ -114,7 +260,8 @@ export class IdentityService implements IdentityResolver {
         key_hash: hashApiKey(apiKey),
         prefix: apiKey.slice(0, 8),
         description: 'bootstrap key',
-        permissions: ['organization:manage', ...WORKSPACE_PERMISSIONS],
+        role_id: BUILTIN_ROLES.organizationAdmin.id,
+        permissions: BUILTIN_ROLES.organizationAdmin.permissions,
         created_at: now,
         expires_at: null,
         revoked_at: null,
@@ -127,7 +274,13 @@ export class IdentityService implements IdentityResolver {
   /** Seeds the bootstrap organization, workspace and key unless a key with that value exists. */
   async bootstrap(apiKey: string): Promise<{ organization_id: string; workspace_id: string; created: boolean }> {
     const existing = await this.keys.findOne({ where: { key_hash: hashApiKey(apiKey) } });
-    if (existing) return { organization_id: existing.organization_id, workspace_id: existing.workspace_id ?? '', created: false };
+    if (existing) {
+      // Keys seeded before roles existed get the Organization Admin permissions.
+      if (!existing.role_id) {
+        await this.keys.update({ id: existing.id }, { role_id: BUILTIN_ROLES.organizationAdmin.id, permissions: BUILTIN_ROLES.organizationAdmin.permissions });
+      }
+      return { organization_id: existing.organization_id, workspace_id: existing.workspace_id ?? '', created: false };
+    }
     const r = await this.createOrganization({ name: 'Default', plan: 'enterprise', apiKey });
     return { organization_id: r.organization_id, workspace_id: r.workspace_id, created: true };
   }

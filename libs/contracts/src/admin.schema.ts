@@ -1,0 +1,173 @@
+import { z } from 'zod';
+import { USAGE_LIMIT_TYPES } from './identity.schema';
+
+/** Every permission a role can grant. organization:* act on the organization, the rest inside a workspace. */
+export const PERMISSIONS = [
+  'organization:manage',
+  'organization:read',
+  'workspace:manage',
+  'workspace:read',
+  'workspace:write',
+  'runs:read',
+  'runs:write',
+  'projects:read',
+  'projects:write',
+  'datasets:read',
+  'datasets:write',
+  'deployments:read',
+  'deployments:write',
+  'exports:manage',
+] as const;
+export type Permission = (typeof PERMISSIONS)[number];
+
+const uuid = z.string().uuid();
+const iso = z.string().datetime({ offset: true });
+const name = z.string().trim().min(1).max(200);
+
+export const idParamSchema = z.object({ id: uuid }).strict();
+export const userIdParamSchema = z.object({ user_id: uuid }).strict();
+
+// --- credentials: API keys, personal access tokens, service keys -------------------------------
+
+export const CREDENTIAL_KINDS = ['api_key', 'personal_access_token', 'service_key'] as const;
+
+export const apiKeyCreateSchema = z
+  .object({
+    description: z.string().max(500).optional(),
+    /** When the key stops working; must be in the future. */
+    expires_at: iso.nullable().optional(),
+    /** The role whose permissions the key carries (API keys and service keys); default Workspace Admin. */
+    role_id: uuid.optional(),
+    /** Service keys only: null makes an organization-scoped key (calls name the workspace with X-Tenant-Id). */
+    workspace_id: uuid.nullable().optional(),
+  })
+  .strict();
+export type ApiKeyCreate = z.infer<typeof apiKeyCreateSchema>;
+
+export const apiKeyInfoSchema = z.object({
+  id: uuid,
+  kind: z.enum(CREDENTIAL_KINDS),
+  /** The first characters of the key; the whole key is shown only once, at creation. */
+  short_key: z.string(),
+  description: z.string().nullable(),
+  organization_id: uuid,
+  workspace_id: uuid.nullable(),
+  user_id: uuid.nullable(),
+  role_id: uuid.nullable(),
+  permissions: z.array(z.string()),
+  created_at: z.string(),
+  expires_at: z.string().nullable(),
+});
+export type ApiKeyInfo = z.infer<typeof apiKeyInfoSchema>;
+export const apiKeyCreatedSchema = apiKeyInfoSchema.extend({ key: z.string() });
+export type ApiKeyCreated = z.infer<typeof apiKeyCreatedSchema>;
+
+// --- sessions (bearer tokens) ---------------------------------------------------------------------
+
+export const loginRequestSchema = z.object({ email: z.string().email(), password: z.string().min(1).max(500) }).strict();
+export const loginResponseSchema = z.object({ access_token: z.string(), token_type: z.literal('bearer'), expires_in: z.number().int() });
+export type LoginResponse = z.infer<typeof loginResponseSchema>;
+
+// --- workspaces ------------------------------------------------------------------------------------
+
+export const workspaceCreateSchema = z.object({ name }).strict();
+export const workspaceUpdateSchema = z.object({ name }).strict();
+export const workspaceSchema = z.object({ id: uuid, organization_id: uuid, name: z.string(), created_at: z.string() });
+export type Workspace = z.infer<typeof workspaceSchema>;
+
+// --- roles -----------------------------------------------------------------------------------------
+
+export const ROLE_SCOPES = ['organization', 'workspace'] as const;
+export const roleCreateSchema = z
+  .object({
+    name,
+    description: z.string().max(1000).optional(),
+    scope: z.enum(ROLE_SCOPES).default('workspace'),
+    permissions: z.array(z.enum(PERMISSIONS)).min(1),
+  })
+  .strict();
+export const roleUpdateSchema = z
+  .object({ name: name.optional(), description: z.string().max(1000).optional(), permissions: z.array(z.enum(PERMISSIONS)).min(1).optional() })
+  .strict()
+  .refine((v) => Object.keys(v).length > 0, { message: 'at least one field must be given' });
+export const roleSchema = z.object({
+  id: uuid,
+  organization_id: uuid.nullable(),
+  name: z.string(),
+  description: z.string().nullable(),
+  scope: z.enum(ROLE_SCOPES),
+  permissions: z.array(z.string()),
+  builtin: z.boolean(),
+});
+export type Role = z.infer<typeof roleSchema>;
+
+// --- organization members and invitations ---------------------------------------------------------
+
+export const orgInviteSchema = z
+  .object({ email: z.string().email(), role_id: uuid.optional(), workspace_ids: z.array(uuid).max(100).optional(), workspace_role_id: uuid.optional() })
+  .strict();
+export const basicAuthUsersSchema = z
+  .object({
+    users: z
+      .array(
+        z
+          .object({
+            email: z.string().email(),
+            full_name: z.string().max(200).optional(),
+            password: z.string().min(8).max(500),
+            role_id: uuid.optional(),
+          })
+          .strict(),
+      )
+      .min(1)
+      .max(100),
+  })
+  .strict();
+export const memberRoleUpdateSchema = z.object({ role_id: uuid }).strict();
+export const workspaceMemberAddSchema = z.object({ user_id: uuid, role_id: uuid.optional() }).strict();
+
+export const orgMemberSchema = z.object({ user_id: uuid, email: z.string(), full_name: z.string().nullable(), role_id: uuid, created_at: z.string() });
+export type OrgMember = z.infer<typeof orgMemberSchema>;
+export const pendingMemberSchema = z.object({
+  id: uuid,
+  email: z.string(),
+  role_id: uuid,
+  workspace_ids: z.array(uuid),
+  workspace_role_id: uuid.nullable(),
+  created_at: z.string(),
+});
+export type PendingMember = z.infer<typeof pendingMemberSchema>;
+export const orgMembersSchema = z.object({ members: z.array(orgMemberSchema), pending: z.array(pendingMemberSchema) });
+export type OrgMembers = z.infer<typeof orgMembersSchema>;
+export const workspaceMemberSchema = z.object({ user_id: uuid, workspace_id: uuid, role_id: uuid, created_at: z.string() });
+export type WorkspaceMember = z.infer<typeof workspaceMemberSchema>;
+
+// --- workspace secrets, retention and usage limits --------------------------------------------------
+
+/** Upserts each key; a null value deletes it. Values are write-only: reads return key names only. */
+export const workspaceSecretsUpdateSchema = z
+  .array(z.object({ key: z.string().regex(/^[A-Za-z_][A-Za-z0-9_]{0,127}$/, 'must be an identifier'), value: z.string().max(65536).nullable() }).strict())
+  .min(1)
+  .max(200);
+export const workspaceSecretKeySchema = z.object({ key: z.string(), updated_at: z.string() });
+export type WorkspaceSecretKey = z.infer<typeof workspaceSecretKeySchema>;
+
+const retentionDays = z.number().int().min(1).max(3650).nullable();
+/** Retention per trace_tier in days; null keeps that tier forever. */
+export const ttlSettingsUpdateSchema = z
+  .object({ shortlived_days: retentionDays.optional(), longlived_days: retentionDays.optional() })
+  .strict()
+  .refine((v) => Object.keys(v).length > 0, { message: 'at least one field must be given' });
+export const ttlSettingsSchema = z.object({ workspace_id: uuid, shortlived_days: z.number().int().nullable(), longlived_days: z.number().int().nullable() });
+export type TtlSettings = z.infer<typeof ttlSettingsSchema>;
+
+export const usageLimitUpsertSchema = z.object({ limit_type: z.enum(USAGE_LIMIT_TYPES), limit_value: z.number().int().min(0).max(1e12) }).strict();
+export const usageLimitSchema = z.object({
+  id: uuid,
+  workspace_id: uuid,
+  limit_type: z.enum(USAGE_LIMIT_TYPES),
+  limit_value: z.number().int(),
+  created_at: z.string(),
+  updated_at: z.string(),
+});
+export type UsageLimit = z.infer<typeof usageLimitSchema>;

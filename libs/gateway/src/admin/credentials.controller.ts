@@ -1,0 +1,118 @@
+import { Body, Controller, Delete, Get, HttpCode, Param, Post, Req } from '@nestjs/common';
+import type { Request } from 'express';
+import { apiKeyCreateSchema, idParamSchema, loginRequestSchema, type ApiKeyCreated, type ApiKeyInfo, type Identity, type LoginResponse } from '@th/contracts';
+import { CurrentIdentity, OrganizationScope, Public } from '@th/auth';
+import { parseOrThrow } from '@th/platform';
+import { AdminAudit } from './admin-audit';
+import { AdminService } from './admin.service';
+
+const created = (k: ApiKeyCreated) => [{ type: k.kind, id: k.id }];
+
+/** Workspace API keys: X-API-Key credentials of one workspace. */
+@Controller('api-key')
+@OrganizationScope()
+export class ApiKeysController {
+  constructor(
+    private readonly admin: AdminService,
+    private readonly audit: AdminAudit,
+  ) {}
+
+  @Get()
+  list(@CurrentIdentity() identity: Identity): Promise<ApiKeyInfo[]> {
+    return this.admin.listKeys(identity, 'api_key');
+  }
+
+  @Post()
+  @HttpCode(200)
+  create(@CurrentIdentity() identity: Identity, @Body() body: unknown, @Req() req: Request): Promise<ApiKeyCreated> {
+    return this.audit.run('create_api_key', identity, req, () => this.admin.createKey(identity, 'api_key', parseOrThrow(apiKeyCreateSchema, body ?? {}, ['body'])), created);
+  }
+
+  // Personal access tokens: registered before ':id' so 'current' is not read as a key id.
+  @Get('current')
+  @OrganizationScope()
+  listPersonal(@CurrentIdentity() identity: Identity): Promise<ApiKeyInfo[]> {
+    return this.admin.listKeys(identity, 'personal_access_token');
+  }
+
+  @Post('current')
+  @HttpCode(200)
+  @OrganizationScope()
+  createPersonal(@CurrentIdentity() identity: Identity, @Body() body: unknown, @Req() req: Request): Promise<ApiKeyCreated> {
+    return this.audit.run(
+      'create_personal_access_token',
+      identity,
+      req,
+      () => this.admin.createKey(identity, 'personal_access_token', parseOrThrow(apiKeyCreateSchema, body ?? {}, ['body'])),
+      created,
+    );
+  }
+
+  @Delete('current/:id')
+  @OrganizationScope()
+  async deletePersonal(@CurrentIdentity() identity: Identity, @Param() params: Record<string, string>, @Req() req: Request): Promise<Record<string, never>> {
+    await this.audit.run('delete_personal_access_token', identity, req, async () => {
+      const { id } = parseOrThrow(idParamSchema, params, ['path']);
+      await this.admin.deleteKey(identity, 'personal_access_token', id);
+    }, undefined, resource('personal_access_token', params.id));
+    return {};
+  }
+
+  @Delete(':id')
+  async delete(@CurrentIdentity() identity: Identity, @Param() params: Record<string, string>, @Req() req: Request): Promise<Record<string, never>> {
+    await this.audit.run('delete_api_key', identity, req, async () => {
+      const { id } = parseOrThrow(idParamSchema, params, ['path']);
+      await this.admin.deleteKey(identity, 'api_key', id);
+    }, undefined, resource('api_key', params.id));
+    return {};
+  }
+}
+
+/** Service keys: organization credentials, scoped to one workspace or (workspace_id null) to any. */
+@Controller('service-keys')
+@OrganizationScope()
+export class ServiceKeysController {
+  constructor(
+    private readonly admin: AdminService,
+    private readonly audit: AdminAudit,
+  ) {}
+
+  @Get()
+  list(@CurrentIdentity() identity: Identity): Promise<ApiKeyInfo[]> {
+    return this.admin.listKeys(identity, 'service_key');
+  }
+
+  @Post()
+  @HttpCode(200)
+  create(@CurrentIdentity() identity: Identity, @Body() body: unknown, @Req() req: Request): Promise<ApiKeyCreated> {
+    return this.audit.run('create_service_key', identity, req, () => this.admin.createKey(identity, 'service_key', parseOrThrow(apiKeyCreateSchema, body ?? {}, ['body'])), created);
+  }
+
+  @Delete(':id')
+  async delete(@CurrentIdentity() identity: Identity, @Param() params: Record<string, string>, @Req() req: Request): Promise<Record<string, never>> {
+    await this.audit.run('delete_service_key', identity, req, async () => {
+      const { id } = parseOrThrow(idParamSchema, params, ['path']);
+      await this.admin.deleteKey(identity, 'service_key', id);
+    }, undefined, resource('service_key', params.id));
+    return {};
+  }
+}
+
+/** Basic-auth users sign in here for a session bearer token (HS256 JWT). */
+@Controller('auth')
+export class AuthController {
+  constructor(private readonly admin: AdminService) {}
+
+  @Post('login')
+  @HttpCode(200)
+  @Public()
+  login(@Body() body: unknown): Promise<LoginResponse> {
+    return this.admin.login(parseOrThrow(loginRequestSchema, body ?? {}, ['body']));
+  }
+}
+
+const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+/** The resource a path names, when it is a UUID (the audit event lists only UUIDs). */
+export function resource(type: string, id: string | undefined): { type: string; id: string }[] {
+  return id && UUID_RE.test(id) ? [{ type, id: id.toLowerCase() }] : [];
+}

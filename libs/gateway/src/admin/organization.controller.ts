@@ -1,0 +1,190 @@
+import { Body, Controller, Delete, Get, HttpCode, Param, Patch, Post, Req } from '@nestjs/common';
+import type { Request } from 'express';
+import {
+  basicAuthUsersSchema,
+  idParamSchema,
+  memberRoleUpdateSchema,
+  orgInviteSchema,
+  roleCreateSchema,
+  roleUpdateSchema,
+  userIdParamSchema,
+  workspaceCreateSchema,
+  workspaceUpdateSchema,
+  type Identity,
+  type OrgMember,
+  type OrgMembers,
+  type PendingMember,
+  type Role,
+  type Workspace,
+} from '@th/contracts';
+import { CurrentIdentity, OrganizationScope } from '@th/auth';
+import { parseOrThrow } from '@th/platform';
+import { AdminAudit } from './admin-audit';
+import { AdminService } from './admin.service';
+import { resource } from './credentials.controller';
+
+/** Workspaces of the caller's organization. */
+@Controller('workspaces')
+@OrganizationScope()
+export class WorkspacesController {
+  constructor(
+    private readonly admin: AdminService,
+    private readonly audit: AdminAudit,
+  ) {}
+
+  @Get()
+  list(@CurrentIdentity() identity: Identity): Promise<Workspace[]> {
+    return this.admin.listWorkspaces(identity);
+  }
+
+  @Post()
+  @HttpCode(200)
+  create(@CurrentIdentity() identity: Identity, @Body() body: unknown, @Req() req: Request): Promise<Workspace> {
+    return this.audit.run(
+      'create_workspace',
+      identity,
+      req,
+      () => this.admin.createWorkspace(identity, parseOrThrow(workspaceCreateSchema, body ?? {}, ['body'])),
+      (w) => [{ type: 'workspace', id: w.id }],
+    );
+  }
+
+  @Patch(':id')
+  update(@CurrentIdentity() identity: Identity, @Param() params: Record<string, string>, @Body() body: unknown, @Req() req: Request): Promise<Workspace> {
+    return this.audit.run(
+      'update_workspace',
+      identity,
+      req,
+      () => {
+        const { id } = parseOrThrow(idParamSchema, params, ['path']);
+        return this.admin.updateWorkspace(identity, id, parseOrThrow(workspaceUpdateSchema, body ?? {}, ['body']));
+      },
+      undefined,
+      resource('workspace', params.id),
+    );
+  }
+
+  @Delete(':id')
+  async delete(@CurrentIdentity() identity: Identity, @Param() params: Record<string, string>, @Req() req: Request): Promise<Record<string, never>> {
+    await this.audit.run('delete_workspace', identity, req, () => this.admin.deleteWorkspace(identity, parseOrThrow(idParamSchema, params, ['path']).id), undefined, resource('workspace', params.id));
+    return {};
+  }
+}
+
+/** Members of the organization, pending invitations and basic-auth users. */
+@Controller('orgs/current')
+@OrganizationScope()
+export class OrgMembersController {
+  constructor(
+    private readonly admin: AdminService,
+    private readonly audit: AdminAudit,
+  ) {}
+
+  @Get('members')
+  list(@CurrentIdentity() identity: Identity): Promise<OrgMembers> {
+    return this.admin.listOrgMembers(identity);
+  }
+
+  @Post('members')
+  @HttpCode(200)
+  invite(@CurrentIdentity() identity: Identity, @Body() body: unknown, @Req() req: Request): Promise<PendingMember> {
+    return this.audit.run(
+      'invite_user_to_org',
+      identity,
+      req,
+      () => this.admin.inviteToOrg(identity, parseOrThrow(orgInviteSchema, body ?? {}, ['body'])),
+      (p) => [{ type: 'pending_member', id: p.id }],
+    );
+  }
+
+  @Post('members/basic')
+  @HttpCode(200)
+  addBasic(@CurrentIdentity() identity: Identity, @Body() body: unknown, @Req() req: Request): Promise<OrgMember[]> {
+    return this.audit.run(
+      'add_basic_auth_users_to_org',
+      identity,
+      req,
+      () => this.admin.addBasicAuthUsers(identity, parseOrThrow(basicAuthUsersSchema, body ?? {}, ['body'])),
+      (list) => list.map((u) => ({ type: 'user', id: u.user_id })),
+    );
+  }
+
+  @Delete('members/pending/:id')
+  async deletePending(@CurrentIdentity() identity: Identity, @Param() params: Record<string, string>, @Req() req: Request): Promise<Record<string, never>> {
+    await this.audit.run(
+      'delete_org_pending_member',
+      identity,
+      req,
+      () => this.admin.deletePendingMember(identity, parseOrThrow(idParamSchema, params, ['path']).id),
+      undefined,
+      resource('pending_member', params.id),
+    );
+    return {};
+  }
+
+  @Patch('members/:user_id')
+  update(@CurrentIdentity() identity: Identity, @Param() params: Record<string, string>, @Body() body: unknown, @Req() req: Request): Promise<OrgMember> {
+    return this.audit.run(
+      'update_org_member',
+      identity,
+      req,
+      () => {
+        const { user_id } = parseOrThrow(userIdParamSchema, params, ['path']);
+        return this.admin.updateOrgMember(identity, user_id, parseOrThrow(memberRoleUpdateSchema, body ?? {}, ['body']));
+      },
+      undefined,
+      resource('user', params.user_id),
+    );
+  }
+
+  @Delete('members/:user_id')
+  async delete(@CurrentIdentity() identity: Identity, @Param() params: Record<string, string>, @Req() req: Request): Promise<Record<string, never>> {
+    await this.audit.run(
+      'delete_org_member',
+      identity,
+      req,
+      () => this.admin.deleteOrgMember(identity, parseOrThrow(userIdParamSchema, params, ['path']).user_id),
+      undefined,
+      resource('user', params.user_id),
+    );
+    return {};
+  }
+
+  @Get('roles')
+  listRoles(@CurrentIdentity() identity: Identity): Promise<Role[]> {
+    return this.admin.listRoles(identity);
+  }
+
+  @Post('roles')
+  @HttpCode(200)
+  createRole(@CurrentIdentity() identity: Identity, @Body() body: unknown, @Req() req: Request): Promise<Role> {
+    return this.audit.run(
+      'create_role',
+      identity,
+      req,
+      () => this.admin.createRole(identity, parseOrThrow(roleCreateSchema, body ?? {}, ['body'])),
+      (r) => [{ type: 'role', id: r.id }],
+    );
+  }
+
+  @Patch('roles/:id')
+  updateRole(@CurrentIdentity() identity: Identity, @Param() params: Record<string, string>, @Body() body: unknown, @Req() req: Request): Promise<Role> {
+    return this.audit.run(
+      'update_role',
+      identity,
+      req,
+      () => {
+        const { id } = parseOrThrow(idParamSchema, params, ['path']);
+        return this.admin.updateRole(identity, id, parseOrThrow(roleUpdateSchema, body ?? {}, ['body']));
+      },
+      undefined,
+      resource('role', params.id),
+    );
+  }
+
+  @Delete('roles/:id')
+  async deleteRole(@CurrentIdentity() identity: Identity, @Param() params: Record<string, string>, @Req() req: Request): Promise<Record<string, never>> {
+    await this.audit.run('delete_role', identity, req, () => this.admin.deleteRole(identity, parseOrThrow(idParamSchema, params, ['path']).id), undefined, resource('role', params.id));
+    return {};
+  }
+}

@@ -1,0 +1,148 @@
+import { Body, Controller, Delete, Get, HttpCode, Param, Patch, Post, Put, Req } from '@nestjs/common';
+import type { Request } from 'express';
+import {
+  idParamSchema,
+  memberRoleUpdateSchema,
+  ttlSettingsUpdateSchema,
+  usageLimitUpsertSchema,
+  userIdParamSchema,
+  workspaceMemberAddSchema,
+  workspaceSecretsUpdateSchema,
+  type Identity,
+  type TtlSettings,
+  type UsageLimit,
+  type WorkspaceMember,
+  type WorkspaceSecretKey,
+} from '@th/contracts';
+import { CurrentIdentity, OrganizationScope } from '@th/auth';
+import { parseOrThrow } from '@th/platform';
+import { AdminAudit } from './admin-audit';
+import { AdminService } from './admin.service';
+import { resource } from './credentials.controller';
+
+const workspace = (identity: Identity) => (identity.tenant_id ? [{ type: 'workspace', id: identity.tenant_id }] : []);
+
+/** The calling workspace (X-Tenant-Id or the key's own): members, secrets, retention. */
+@Controller('workspaces/current')
+@OrganizationScope()
+export class CurrentWorkspaceController {
+  constructor(
+    private readonly admin: AdminService,
+    private readonly audit: AdminAudit,
+  ) {}
+
+  @Get('members')
+  members(@CurrentIdentity() identity: Identity): Promise<WorkspaceMember[]> {
+    return this.admin.listWorkspaceMembers(identity);
+  }
+
+  @Post('members')
+  @HttpCode(200)
+  addMember(@CurrentIdentity() identity: Identity, @Body() body: unknown, @Req() req: Request): Promise<WorkspaceMember> {
+    return this.audit.run(
+      'add_member_to_workspace',
+      identity,
+      req,
+      () => this.admin.addWorkspaceMember(identity, parseOrThrow(workspaceMemberAddSchema, body ?? {}, ['body'])),
+      (m) => [{ type: 'user', id: m.user_id }, ...workspace(identity)],
+    );
+  }
+
+  @Patch('members/:user_id')
+  updateMember(@CurrentIdentity() identity: Identity, @Param() params: Record<string, string>, @Body() body: unknown, @Req() req: Request): Promise<WorkspaceMember> {
+    return this.audit.run(
+      'update_workspace_member',
+      identity,
+      req,
+      () => {
+        const { user_id } = parseOrThrow(userIdParamSchema, params, ['path']);
+        return this.admin.updateWorkspaceMember(identity, user_id, parseOrThrow(memberRoleUpdateSchema, body ?? {}, ['body']));
+      },
+      undefined,
+      [...resource('user', params.user_id), ...workspace(identity)],
+    );
+  }
+
+  @Delete('members/:user_id')
+  async deleteMember(@CurrentIdentity() identity: Identity, @Param() params: Record<string, string>, @Req() req: Request): Promise<Record<string, never>> {
+    await this.audit.run(
+      'delete_workspace_member',
+      identity,
+      req,
+      () => this.admin.deleteWorkspaceMember(identity, parseOrThrow(userIdParamSchema, params, ['path']).user_id),
+      undefined,
+      [...resource('user', params.user_id), ...workspace(identity)],
+    );
+    return {};
+  }
+
+  @Get('secrets')
+  secrets(@CurrentIdentity() identity: Identity): Promise<WorkspaceSecretKey[]> {
+    return this.admin.listSecrets(identity);
+  }
+
+  @Post('secrets')
+  @HttpCode(200)
+  updateSecrets(@CurrentIdentity() identity: Identity, @Body() body: unknown, @Req() req: Request): Promise<WorkspaceSecretKey[]> {
+    return this.audit.run(
+      'update_workspace_secrets',
+      identity,
+      req,
+      () => this.admin.updateSecrets(identity, parseOrThrow(workspaceSecretsUpdateSchema, body, ['body'])),
+      undefined,
+      workspace(identity),
+    );
+  }
+
+  @Get('ttl-settings')
+  ttl(@CurrentIdentity() identity: Identity): Promise<TtlSettings> {
+    return this.admin.getTtlSettings(identity);
+  }
+
+  @Put('ttl-settings')
+  updateTtl(@CurrentIdentity() identity: Identity, @Body() body: unknown, @Req() req: Request): Promise<TtlSettings> {
+    return this.audit.run(
+      'update_ttl_settings',
+      identity,
+      req,
+      () => this.admin.updateTtlSettings(identity, parseOrThrow(ttlSettingsUpdateSchema, body ?? {}, ['body'])),
+      undefined,
+      workspace(identity),
+    );
+  }
+}
+
+/** Usage limits of the calling workspace; ingest refuses runs past them. */
+@Controller('usage-limits')
+@OrganizationScope()
+export class UsageLimitsController {
+  constructor(
+    private readonly admin: AdminService,
+    private readonly audit: AdminAudit,
+  ) {}
+
+  @Get()
+  list(@CurrentIdentity() identity: Identity): Promise<UsageLimit[]> {
+    return this.admin.listUsageLimits(identity);
+  }
+
+  @Put()
+  upsert(@CurrentIdentity() identity: Identity, @Body() body: unknown, @Req() req: Request): Promise<UsageLimit> {
+    return this.audit.run(
+      'update_usage_limit',
+      identity,
+      req,
+      () => this.admin.upsertUsageLimit(identity, parseOrThrow(usageLimitUpsertSchema, body ?? {}, ['body'])),
+      (l) => [{ type: 'usage_limit', id: l.id }, ...workspace(identity)],
+    );
+  }
+
+  @Delete(':id')
+  async delete(@CurrentIdentity() identity: Identity, @Param() params: Record<string, string>, @Req() req: Request): Promise<Record<string, never>> {
+    await this.audit.run('delete_usage_limit', identity, req, () => this.admin.deleteUsageLimit(identity, parseOrThrow(idParamSchema, params, ['path']).id), undefined, [
+      ...resource('usage_limit', params.id),
+      ...workspace(identity),
+    ]);
+    return {};
+  }
+}
