@@ -3,6 +3,9 @@ import { IngestController } from './ingest.controller';
 import { IngestService } from './ingest.service';
 import { RunWriterService } from './run-writer.service';
 import { INGEST_OPTIONS, type IngestOptions } from './ingest.options';
+import { PriceMapController } from './price-map/price-map.controller';
+import { PriceMapRepository } from './price-map/price-map.repository';
+import { PriceMapService } from './price-map/price-map.service';
 
 /**
  * Every tracing write. Needs EventBus, ClickHouse and ProjectDirectory from the host module.
@@ -13,8 +16,8 @@ export class IngestModule {
   static forRoot(options: IngestOptions): DynamicModule {
     return {
       module: IngestModule,
-      controllers: [IngestController],
-      providers: [{ provide: INGEST_OPTIONS, useValue: options }, IngestService, RunWriterService],
+      controllers: [IngestController, PriceMapController],
+      providers: [{ provide: INGEST_OPTIONS, useValue: options }, IngestService, RunWriterService, PriceMapRepository, PriceMapService],
       exports: [IngestService, RunWriterService],
     };
   }

@@ -19,7 +19,8 @@ export interface RunRowKey {
 export const keyOf = (k: RunRowKey): string => `${k.session_id}|${chTime(k.start_time)}`;
 
 /** The whole merged run as one JSONEachRow line of the runs table. */
-export function runRowJson(run: MergedRun, version: number, receivedAtIso: string, computed?: ComputedRun): { line: string; key: string } {
+/** `llm`: the LLM view the writer derived for an LLM run (JSON), empty for other runs. */
+export function runRowJson(run: MergedRun, version: number, receivedAtIso: string, computed?: ComputedRun, llm = ''): { line: string; key: string } {
   const f = run.fields;
   const c = computed ?? computeRun(run, receivedAtIso);
   // Hand-built JSON: this runs once per run written, and skipping the intermediate object halves its cost.
@@ -37,7 +38,7 @@ export function runRowJson(run: MergedRun, version: number, receivedAtIso: strin
     `,"total_cost":${n(c.total_cost)},"prompt_cost":${n(c.prompt_cost)},"completion_cost":${n(c.completion_cost)}` +
     `,"first_token_time":${c.first_token_time ? `"${chTime(c.first_token_time)}"` : 'null'}` +
     `,"attachments":${q(Object.keys(run.attachments).length ? JSON.stringify(run.attachments) : '')},"merge_state":${q(JSON.stringify({ p: run.priority }))}` +
-    `,"received_at":"${chTime(receivedAtIso)}","version":${version},"is_deleted":0}`;
+    `,"llm":${q(llm)},"received_at":"${chTime(receivedAtIso)}","version":${version},"is_deleted":0}`;
   return { line, key: keyOf({ session_id: c.session_id, start_time: c.start_time }) };
 }
 

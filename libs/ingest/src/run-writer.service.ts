@@ -6,6 +6,8 @@ import { RunCache } from './run-cache';
 import { computeRun, emptyRun, mergeEvent, type ComputedRun, type MergedRun } from './run-merge';
 import { keyOf, locatorRowJson, runRowJson, STORED_RUN_COLUMNS, mergedFromRow, tombstoneRowJson, type StoredRunRow } from './run-row';
 import { INGEST_OPTIONS, type IngestOptions } from './ingest.options';
+import { analyzeLlmRun } from '@th/llm';
+import { PriceMapRepository } from './price-map/price-map.repository';
 
 type RunsMessage = BusMessage<TopicPayload<'runs'>>;
 
@@ -30,6 +32,7 @@ export class RunWriterService implements OnApplicationBootstrap {
     private readonly bus: EventBus,
     private readonly ch: ClickHouse,
     @Inject(INGEST_OPTIONS) private readonly options: IngestOptions,
+    private readonly prices: PriceMapRepository,
   ) {
     this.cache = new RunCache(options.writerCacheEntries);
   }
@@ -63,12 +66,13 @@ export class RunWriterService implements OnApplicationBootstrap {
     }
     const looked = await this.loadStates([...byRun.keys()].filter((k) => !this.cache.get(k)));
     const merged = await this.serialized(async () => this.merge(byRun, looked, rejected));
+    const llm = await this.deriveLlm(merged);
     const runLines: string[] = [];
     const locatorLines: string[] = [];
     const attachmentLines: string[] = [];
     for (const m of merged) {
       try {
-        const { line, key: rowKey } = runRowJson(m.run, m.run.version, m.receivedAt, m.computed);
+        const { line, key: rowKey } = runRowJson(m.run, m.run.version, m.receivedAt, m.computed, llm.get(m.run) ?? '');
         runLines.push(line);
         locatorLines.push(locatorRowJson(m.run.tenant_id, m.run.id, rowKey, m.computed, m.run.version));
         for (const old of m.oldKeys) {
@@ -86,6 +90,35 @@ export class RunWriterService implements OnApplicationBootstrap {
     if (locatorLines.length > 0) await this.ch.insertJsonEachRow('run_locator', Buffer.from(locatorLines.join('\n')));
     if (runLines.length > 0) await this.ch.insertJsonEachRow('runs', Buffer.from(runLines.join('\n')));
     return { rejected };
+  }
+
+  /**
+   * LLM runs: tokens (supplied or estimated), costs (explicit or from the workspace's price map, then the
+   * default table) and the normalized view, all derived from the merged run alone, so a redelivered or
+   * reordered event yields the same row. Price maps are read only when the batch holds LLM runs.
+   */
+  private async deriveLlm(merged: { run: MergedRun; computed: ComputedRun }[]): Promise<Map<MergedRun, string>> {
+    const out = new Map<MergedRun, string>();
+    const llmRuns = merged.filter((m) => m.run.fields.run_type === 'llm');
+    if (llmRuns.length === 0) return out;
+    const prices = await this.prices.listForTenants([...new Set(llmRuns.map((m) => m.run.tenant_id))]);
+    for (const { run, computed } of llmRuns) {
+      const f = run.fields;
+      try {
+        const a = analyzeLlmRun({ inputs: f.inputs, outputs: f.outputs, extra: f.extra, start_time: computed.start_time }, prices.get(run.tenant_id) ?? []);
+        computed.prompt_tokens = a.prompt_tokens;
+        computed.completion_tokens = a.completion_tokens;
+        computed.total_tokens = a.total_tokens;
+        computed.prompt_cost = a.prompt_cost;
+        computed.completion_cost = a.completion_cost;
+        computed.total_cost = a.total_cost;
+        out.set(run, JSON.stringify(a.view));
+      } catch (err) {
+        // The run is stored without the derived view rather than lost.
+        this.logger.warn(`LLM view of run ${run.id} failed: ${(err as Error).message}`);
+      }
+    }
+    return out;
   }
 
   private serialized<T>(fn: () => Promise<T>): Promise<T> {
