@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { jsonObject, timestamp, uuid } from './common.schema';
+import { llmViewSchema } from './llm.schema';
 
 const nullish = <T extends z.ZodTypeAny>(t: T) => t.nullable().optional();
 
@@ -88,6 +89,8 @@ export const runRecordSchema = z.object({
   latency: z.number().nullable(),
   app_path: z.string(),
   attachments: z.record(z.string(), z.object({ mime_type: z.string(), size: z.number() })).optional(),
+  /** LLM runs: normalized messages, provider/model, token and cost sources, spec-format validation problems. */
+  llm: llmViewSchema.nullable().optional(),
 });
 export type RunRecord = z.infer<typeof runRecordSchema>;
 

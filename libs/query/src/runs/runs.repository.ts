@@ -49,6 +49,7 @@ const FIELD_SQL: Record<keyof RunRecord, string> = {
   latency: "if(end_time IS NULL, NULL, dateDiff('microsecond', start_time, end_time) / 1e6) AS latency",
   app_path: 'session_id',
   attachments: 'attachments',
+  llm: 'llm',
 };
 
 export type StoredRun = Record<string, unknown>;

@@ -146,6 +146,7 @@ export class RunsService {
       if (JSON_OBJECT_FIELDS.has(f)) out[f] = typeof v === 'string' && v !== '' ? JSON.parse(v) : null;
       else if (f === 'events') out[f] = typeof v === 'string' && v !== '' ? JSON.parse(v) : [];
       else if (f === 'attachments') out[f] = typeof v === 'string' && v !== '' ? JSON.parse(v) : {};
+      else if (f === 'llm') out[f] = typeof v === 'string' && v !== '' ? JSON.parse(v) : null;
       else if (f === 'app_path') out[f] = `/o/${identity.organization_id}/projects/p/${String(row.session_id)}/r/${String(row.id)}?trace_id=${String(row.trace_id)}`;
       else if (f === 'tenant_id') out[f] = identity.tenant_id;
       else if (f === 'is_root') out[f] = v === true || v === 1 || v === '1';
