@@ -10,7 +10,7 @@ import {
   type ProjectResolveResponse,
   type ProjectUpdate,
 } from '@th/contracts';
-import { EventBus } from '@th/bus';
+import { AuditPublisher, EventBus } from '@th/bus';
 import { ValidationFailed, conflict, notFound } from '@th/platform';
 import { ProjectEntity } from './project.entity';
 import { ProjectsRepository } from './projects.repository';
@@ -24,6 +24,7 @@ export class ProjectsService {
     private readonly repo: ProjectsRepository,
     private readonly runs: RunsService,
     private readonly bus: EventBus,
+    private readonly audit: AuditPublisher,
     private readonly feedbackStats: FeedbackStatsRepository,
   ) {}
 
@@ -73,7 +74,12 @@ export class ProjectsService {
     return q.include_stats ? Promise.all(rows.map((r) => this.withStats(identity, r))) : rows.map((r) => this.present(r));
   }
 
-  async update(identity: Identity, id: string, body: ProjectUpdate): Promise<Project> {
+  /** Tracked: update_tracer_session, Success or Failure. */
+  update(identity: Identity, id: string, body: ProjectUpdate): Promise<Project> {
+    return this.audit.track({ operation: 'update_tracer_session', identity, resources: [{ type: 'tracer_session', id }] }, () => this.applyUpdate(identity, id, body));
+  }
+
+  private async applyUpdate(identity: Identity, id: string, body: ProjectUpdate): Promise<Project> {
     const p = await this.repo.findById(identity, id);
     if (!p) throw notFound(`Project ${id}`);
     const patch: Partial<ProjectEntity> = { modified_at: new Date() };
@@ -91,8 +97,12 @@ export class ProjectsService {
     return this.present({ ...p, ...patch } as ProjectEntity);
   }
 
-  /** Removes the project and, through the writer, every run in it. */
-  async delete(identity: Identity, id: string): Promise<void> {
+  /** Removes the project and, through the writer, every run in it. Tracked: delete_tracer_session. */
+  delete(identity: Identity, id: string): Promise<void> {
+    return this.audit.track({ operation: 'delete_tracer_session', identity, resources: [{ type: 'tracer_session', id }] }, () => this.applyDelete(identity, id));
+  }
+
+  private async applyDelete(identity: Identity, id: string): Promise<void> {
     const deleted = await this.repo.delete(identity, id);
     if (!deleted) throw notFound(`Project ${id}`);
     await this.bus.publish(TOPICS.runs, [{ key: id, value: { kind: 'delete_session', tenant_id: identity.tenant_id, session_id: id } }]);
