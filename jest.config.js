@@ -7,7 +7,12 @@ module.exports = {
   testEnvironment: 'node',
   roots: ['<rootDir>/apps', '<rootDir>/libs', '<rootDir>/tools'],
   testMatch: ['**/*.spec.ts'],
-  transform: { '^.+\\.ts$': ['@swc/jest', { ...swcrc, swcrc: false }] },
+  transform: {
+    '^.+\\.ts$': ['@swc/jest', { ...swcrc, swcrc: false }],
+    '/node_modules/jose/.+\\.js$': ['@swc/jest', { ...swcrc, swcrc: false, jsc: { ...swcrc.jsc, parser: { syntax: 'ecmascript' } } }],
+  },
+  // jose (session bearer tokens) is ESM-only: compiled to CommonJS for the tests like our own sources.
+  transformIgnorePatterns: ['/node_modules/(?!jose/)'],
   moduleNameMapper: { '^@th/(.*)$': '<rootDir>/libs/$1/src/index.ts' },
   testTimeout: 120000,
   maxWorkers: 2,

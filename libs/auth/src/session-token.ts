@@ -1,7 +1,10 @@
-// jose is ESM-only: loaded with import() from this CommonJS build.
+import { createRequire } from 'node:module';
+
+// jose is ESM-only; Node 20.19+ requires ES modules natively. A Node require (not the test runner's
+// module system, which cannot load ES modules without flags) serves this CommonJS build and jest alike.
 type Jose = typeof import('jose', { with: { 'resolution-mode': 'import' } });
-let jose: Promise<Jose> | undefined;
-const loadJose = (): Promise<Jose> => (jose ??= import('jose'));
+let jose: Jose | undefined;
+const loadJose = async (): Promise<Jose> => (jose ??= createRequire(__filename)('jose') as Jose);
 
 export interface SessionClaims {
   user_id: string;
