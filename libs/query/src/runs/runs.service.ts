@@ -53,8 +53,9 @@ export class RunsService {
     const next = rows.length > q.limit && last ? encodeCursor({ t: String(last.start_time), id: String(last.id) }) : null;
     const runs = page.map((r) => this.present(identity, r, select));
     if (select.includes('feedback_stats')) {
-      const stats = await this.feedbackStats.forRuns(identity, runs.map((r) => String(r.id)));
-      for (const r of runs) r.feedback_stats = stats.get(String(r.id)) ?? null;
+      // The stored rows always carry the id, even when the caller did not select it.
+      const stats = await this.feedbackStats.forRuns(identity, page.map((r) => String(r.id)));
+      runs.forEach((r, i) => (r.feedback_stats = stats.get(String(page[i].id)) ?? null));
     }
     return { runs, cursors: { next, prev: null } };
   }
