@@ -1,5 +1,36 @@
 import 'reflect-metadata';
-import { runBusService } from '@th/bus';
-import { AuditModule } from '@th/audit';
+import { Module } from '@nestjs/common';
+import { APP_GUARD } from '@nestjs/core';
+import { AUDIT_ENTITIES, AUDIT_MIGRATIONS, AuditModule } from '@th/audit';
+import { AuthGuard, IDENTITY_RESOLVER, INTERNAL_SIGNING_KEY, SignedHeaderIdentityResolver } from '@th/auth';
+import { BusModule, EventBus, kafkaOptionsFromConfig } from '@th/bus';
+import { loadConfig } from '@th/config';
+import { openServiceDataSource } from '@th/database';
+import { HealthModule, createHttpApp, listen, runUntilSignal } from '@th/platform';
+import { auditConfigSchema } from './config';
 
-runBusService('audit', 8085, AuditModule);
+runUntilSignal('audit', async () => {
+  const config = loadConfig(auditConfigSchema, process.env);
+  const db = await openServiceDataSource({ url: config.DATABASE_URL, schema: 'audit', entities: AUDIT_ENTITIES, migrations: AUDIT_MIGRATIONS });
+  @Module({
+    imports: [
+      HealthModule,
+      BusModule.forRoot({ service: 'audit', kafka: kafkaOptionsFromConfig(config, 'audit') }),
+      AuditModule.forRoot(db, {
+        productVersion: config.SERVICE_VERSION,
+        defaultOrgFeatureCanUseAuditLogs: config.DEFAULT_ORG_FEATURE_CAN_USE_AUDIT_LOGS,
+        retentionDays: config.AUDIT_RETENTION_DAYS,
+        retentionIntervalMinutes: config.AUDIT_RETENTION_INTERVAL_MINUTES,
+      }),
+    ],
+    providers: [
+      { provide: INTERNAL_SIGNING_KEY, useValue: config.INTERNAL_SIGNING_KEY },
+      { provide: IDENTITY_RESOLVER, useClass: SignedHeaderIdentityResolver },
+      { provide: APP_GUARD, useClass: AuthGuard },
+    ],
+  })
+  class AuditAppModule {}
+  const app = await createHttpApp(AuditAppModule, { service: 'audit', logLevel: config.LOG_LEVEL, maxBodyBytes: config.MAX_BODY_BYTES });
+  await app.get(EventBus).healthy(); // joins the bus: topics exist, consumer subscribed
+  return listen(app, config.HOST, config.PORT, () => db.destroy());
+});

@@ -98,3 +98,10 @@ export async function verifyChain(repo: AuditRepository, chainKey: string, upto?
   }
   return report(null, checked);
 }
+
+/** The verify command: every chain (or the named ones), each from its anchor to its head. */
+export async function verifyChains(repo: AuditRepository, chainKeys?: string[]): Promise<ChainReport[]> {
+  const reports: ChainReport[] = [];
+  for (const chain of chainKeys?.length ? chainKeys : await repo.chainKeys()) reports.push(await verifyChain(repo, chain));
+  return reports;
+}
