@@ -4,3 +4,4 @@ export * from './app-process';
 export * from './kafka-server';
 export * from './clickhouse-http-server';
 export * from './cluster';
+export * from './rate-limit-table';

@@ -1,0 +1,248 @@
+import { createHash } from 'node:crypto';
+import type { IncomingHttpHeaders } from 'node:http';
+import { Logger } from '@nestjs/common';
+import type { NextFunction, Request, Response } from 'express';
+import { ConfigError } from '@th/config';
+import { MemoryCounterStore, RedisCounterStore, type CounterStore } from './counter-store';
+import type { RateLimitConfig, RedisRateLimitConfig } from './rate-limit.config';
+import { quotaOf, selectRule, type Quota, type RateLimitRule, type Region } from './rate-limit.rules';
+
+export type FailMode = 'open' | 'closed';
+
+export interface RateLimiterOptions {
+  store: CounterStore;
+  region: Region;
+  /** What a request gets while the store cannot answer. */
+  failMode: FailMode;
+  trustedProxies: number;
+  keyPrefix: string;
+  overrides?: Record<string, Quota>;
+  logger?: Pick<Logger, 'error' | 'warn' | 'log'>;
+}
+
+/** What the limiter decided for one request. */
+export type RateLimitDecision =
+  | { kind: 'allowed' | 'limited'; rule: RateLimitRule; quota: Quota; remaining: number; resetSeconds: number }
+  /** The counter store failed; `failMode` says what the request gets. */
+  | { kind: 'store-down'; rule: RateLimitRule; failMode: FailMode; error: Error };
+
+/** The parts of a request the limiter reads. */
+export interface RateLimitRequest {
+  method: string;
+  path: string;
+  headers: IncomingHttpHeaders;
+  remoteAddress: string | undefined;
+}
+
+/** Paths outside the public API: probes of the orchestrator must never be throttled. */
+const EXEMPT = new Set(['/health/live', '/health/ready']);
+const ERROR_LOG_INTERVAL_MS = 10_000;
+
+function header(headers: IncomingHttpHeaders, name: string): string | undefined {
+  const v = headers[name];
+  const s = Array.isArray(v) ? v[0] : v;
+  return s === undefined || s === '' ? undefined : s;
+}
+
+function normalizeIp(ip: string): string {
+  const s = ip.trim();
+  return s.startsWith('::ffff:') && s.includes('.') ? s.slice(7) : s;
+}
+
+/**
+ * The gateway's rate limiter: picks the spec's row for a request, counts it under the row's identity
+ * key in the store (Redis shared by replicas, or this process), and answers 429 over the limit.
+ */
+export class RateLimiter {
+  private readonly logger: Pick<Logger, 'error' | 'warn' | 'log'>;
+  private failures = 0;
+  private lastErrorLog = 0;
+
+  constructor(private readonly opts: RateLimiterOptions) {
+    this.logger = opts.logger ?? new Logger('RateLimiter');
+  }
+
+  get store(): CounterStore {
+    return this.opts.store;
+  }
+
+  quota(rule: RateLimitRule): Quota {
+    return this.opts.overrides?.[rule.id] ?? quotaOf(rule, this.opts.region);
+  }
+
+  /** The client address: the socket's peer, or the entry `trustedProxies` hops back in X-Forwarded-For. */
+  clientIp(req: Pick<RateLimitRequest, 'headers' | 'remoteAddress'>): string {
+    const socket = normalizeIp(req.remoteAddress ?? 'unknown');
+    if (this.opts.trustedProxies === 0) return socket;
+    const xff = header(req.headers, 'x-forwarded-for');
+    if (!xff) return socket;
+    const hops = xff.split(',').map((s) => s.trim()).filter(Boolean);
+    if (hops.length === 0) return socket;
+    return normalizeIp(hops[Math.max(0, hops.length - this.opts.trustedProxies)]);
+  }
+
+  /** The counter key of a request under a rule; API keys are hashed so no key reaches the store. */
+  counterKey(rule: RateLimitRule, req: Pick<RateLimitRequest, 'headers' | 'remoteAddress'>): string {
+    let who: string;
+    switch (rule.identity) {
+      case 'ip':
+        who = this.clientIp(req);
+        break;
+      case 'api-key':
+        who = createHash('sha256')
+          .update(header(req.headers, 'x-api-key') ?? '')
+          .digest('hex')
+          .slice(0, 32);
+        break;
+      case 'user-ip':
+        who = `${encodeURIComponent((header(req.headers, 'x-user-id') ?? '').slice(0, 256))}@${this.clientIp(req)}`;
+        break;
+    }
+    return `${this.opts.keyPrefix}${rule.id}:${who}`;
+  }
+
+  ruleFor(req: Pick<RateLimitRequest, 'method' | 'path' | 'headers'>): RateLimitRule {
+    return selectRule({
+      method: req.method,
+      path: req.path,
+      hasApiKey: header(req.headers, 'x-api-key') !== undefined,
+      hasUserId: header(req.headers, 'x-user-id') !== undefined,
+    });
+  }
+
+  async check(req: RateLimitRequest): Promise<RateLimitDecision> {
+    const rule = this.ruleFor(req);
+    const quota = this.quota(rule);
+    try {
+      const hit = await this.opts.store.hit(this.counterKey(rule, req), quota.windowSeconds * 1000);
+      this.recovered();
+      return {
+        kind: hit.count > quota.limit ? 'limited' : 'allowed',
+        rule,
+        quota,
+        remaining: Math.max(0, quota.limit - hit.count),
+        resetSeconds: Math.max(1, Math.ceil(hit.resetMs / 1000)),
+      };
+    } catch (err) {
+      const error = err instanceof Error ? err : new Error(String(err));
+      this.storeFailed(error);
+      return { kind: 'store-down', rule, failMode: this.opts.failMode, error };
+    }
+  }
+
+  /** Express middleware; it runs before the proxy and the body parser, so a refused body is never read. */
+  middleware(): (req: Request, res: Response, next: NextFunction) => void {
+    return (req, res, next) => {
+      if (EXEMPT.has(req.path)) return next();
+      this.check({ method: req.method, path: req.path, headers: req.headers, remoteAddress: req.socket.remoteAddress }).then(
+        (d) => {
+          if (d.kind === 'store-down') {
+            if (d.failMode === 'open') return next();
+            res.setHeader('Retry-After', '1');
+            res.status(503).json({ detail: 'Rate limiting is unavailable; retry shortly' });
+            req.resume();
+            return;
+          }
+          // IETF draft-ietf-httpapi-ratelimit-headers (draft 06 form): one header per field.
+          res.setHeader('RateLimit-Limit', String(d.quota.limit));
+          res.setHeader('RateLimit-Remaining', String(d.remaining));
+          res.setHeader('RateLimit-Reset', String(d.resetSeconds));
+          res.setHeader('RateLimit-Policy', `${d.quota.limit};w=${d.quota.windowSeconds}`);
+          if (d.kind === 'allowed') return next();
+          res.setHeader('Retry-After', String(d.resetSeconds));
+          res.status(429).json({
+            detail: `Rate limit exceeded: ${d.quota.limit} requests per ${d.quota.windowSeconds} s for ${d.rule.match} (${d.rule.category}); retry after ${d.resetSeconds} s`,
+          });
+          req.resume();
+        },
+        (err: unknown) => next(err),
+      );
+    };
+  }
+
+  close(): Promise<void> {
+    return this.opts.store.close();
+  }
+
+  /** Logs the first failure at once, then at most one line per interval with the count since. */
+  private storeFailed(err: Error): void {
+    this.failures += 1;
+    const now = Date.now();
+    if (now - this.lastErrorLog < ERROR_LOG_INTERVAL_MS) return;
+    this.lastErrorLog = now;
+    this.logger.error(
+      { msg: `rate-limit counter store (${this.opts.store.kind}) failed: ${err.message}; failing ${this.opts.failMode}`, failures: this.failures, failMode: this.opts.failMode },
+      'RateLimiter',
+    );
+  }
+
+  private recovered(): void {
+    if (this.failures === 0) return;
+    this.logger.warn({ msg: `rate-limit counter store (${this.opts.store.kind}) answers again after ${this.failures} failed requests`, failures: this.failures }, 'RateLimiter');
+    this.failures = 0;
+    this.lastErrorLog = 0;
+  }
+}
+
+/** A limiter that lets everything through (RATE_LIMIT_ENABLED=false). */
+export interface RateLimitHandle {
+  limiter: RateLimiter | null;
+  middleware: (req: Request, res: Response, next: NextFunction) => void;
+  close(): Promise<void>;
+}
+
+function handle(limiter: RateLimiter | null): RateLimitHandle {
+  return {
+    limiter,
+    middleware: limiter ? limiter.middleware() : (_req, _res, next) => next(),
+    close: () => limiter?.close() ?? Promise.resolve(),
+  };
+}
+
+/** The standalone form: counters in this process. */
+export function createMemoryRateLimiter(config: RateLimitConfig): RateLimitHandle {
+  if (!config.RATE_LIMIT_ENABLED) return handle(null);
+  return handle(
+    new RateLimiter({
+      store: new MemoryCounterStore(),
+      region: config.RATE_LIMIT_REGION,
+      failMode: 'open',
+      trustedProxies: config.RATE_LIMIT_TRUSTED_PROXIES,
+      keyPrefix: '',
+      overrides: config.RATE_LIMIT_OVERRIDES,
+    }),
+  );
+}
+
+/** The cluster gateway: counters in Redis, shared by every replica. Waits briefly for Redis, never fails on it. */
+export async function createRedisRateLimiter(config: RedisRateLimitConfig, logger: Pick<Logger, 'error' | 'warn' | 'log'> = new Logger('RateLimiter')): Promise<RateLimitHandle> {
+  if (!config.RATE_LIMIT_ENABLED) return handle(null);
+  if (!config.REDIS_URL) throw new ConfigError(['REDIS_URL: required while RATE_LIMIT_ENABLED is true (gateway replicas share their counters in Redis)']);
+  let lastConnError = '';
+  const store = new RedisCounterStore({
+    url: config.REDIS_URL,
+    commandTimeoutMs: config.RATE_LIMIT_REDIS_TIMEOUT_MS,
+    // Connection errors repeat on every reconnect attempt: log each distinct one once.
+    onError: (err) => {
+      if (err.message === lastConnError) return;
+      lastConnError = err.message;
+      logger.error({ msg: `rate-limit Redis connection: ${err.message}; requests fail ${config.RATE_LIMIT_FAIL_MODE}` }, 'RateLimiter');
+    },
+    onReady: () => {
+      if (lastConnError) logger.log({ msg: 'rate-limit Redis connection ready' }, 'RateLimiter');
+      lastConnError = '';
+    },
+  });
+  await store.waitReady(2_000);
+  return handle(
+    new RateLimiter({
+      store,
+      region: config.RATE_LIMIT_REGION,
+      failMode: config.RATE_LIMIT_FAIL_MODE,
+      trustedProxies: config.RATE_LIMIT_TRUSTED_PROXIES,
+      keyPrefix: config.RATE_LIMIT_KEY_PREFIX,
+      overrides: config.RATE_LIMIT_OVERRIDES,
+      logger,
+    }),
+  );
+}
