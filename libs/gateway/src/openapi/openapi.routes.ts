@@ -1,5 +1,8 @@
 import { z } from 'zod';
 import {
+  auditChainVerificationSchema,
+  auditLogsQuerySchema,
+  auditLogsResponseSchema,
   errorBodySchema,
   feedbackCreateSchema,
   feedbackListQuerySchema,
@@ -64,4 +67,19 @@ export const ROUTES: RouteDoc[] = [
   { method: 'get', path: '/api/v1/feedback/{feedback_id}', summary: 'Read feedback', tag: 'feedback', responses: { 200: feedbackSchema, 404: errorBodySchema, 401: errorBodySchema } },
   { method: 'patch', path: '/api/v1/feedback/{feedback_id}', summary: 'Update feedback', tag: 'feedback', body: feedbackUpdateSchema, responses: { 200: feedbackSchema, 404: errorBodySchema, ...errors } },
   { method: 'delete', path: '/api/v1/feedback/{feedback_id}', summary: 'Delete feedback', tag: 'feedback', responses: { 200: accepted, 404: errorBodySchema, 401: errorBodySchema } },
+  {
+    method: 'get',
+    path: '/api/v1/audit-logs',
+    summary: 'Audit log events (OCSF 1.7.0 API Activity, class 6003) of the organization named by X-Organization-Id, oldest first; start_time inclusive, end_time exclusive; page with next_cursor. Enterprise plan, audit logs enabled, organization:manage.',
+    tag: 'audit',
+    query: auditLogsQuerySchema,
+    responses: { 200: auditLogsResponseSchema, 401: errorBodySchema, 403: errorBodySchema, 422: httpValidationErrorSchema },
+  },
+  {
+    method: 'get',
+    path: '/api/v1/audit-logs/verify',
+    summary: "Checks the organization's audit hash chain from its anchor to its head and reports the first break",
+    tag: 'audit',
+    responses: { 200: auditChainVerificationSchema, 401: errorBodySchema, 403: errorBodySchema },
+  },
 ];
