@@ -10,9 +10,11 @@ module.exports = {
   transform: {
     '^.+\\.ts$': ['@swc/jest', { ...swcrc, swcrc: false }],
     '/node_modules/jose/.+\\.js$': ['@swc/jest', { ...swcrc, swcrc: false, jsc: { ...swcrc.jsc, parser: { syntax: 'ecmascript' } } }],
+    // @langchain/langgraph-sdk's CommonJS build requires ESM-only p-retry and p-queue (agent-server tests drive the published client).
+    '/node_modules/(p-retry|is-network-error|p-queue|p-timeout)/.+\\.js$': ['@swc/jest', { ...swcrc, swcrc: false, jsc: { ...swcrc.jsc, parser: { syntax: 'ecmascript' } } }],
   },
   // jose (session bearer tokens) is ESM-only: compiled to CommonJS for the tests like our own sources.
-  transformIgnorePatterns: ['/node_modules/(?!jose/)'],
+  transformIgnorePatterns: ['^(?!.*/node_modules/(jose/|p-retry/|is-network-error/|p-queue/|p-timeout/)).*/node_modules/'],
   moduleNameMapper: { '^@th/(.*)$': '<rootDir>/libs/$1/src/index.ts' },
   testTimeout: 120000,
   maxWorkers: 2,

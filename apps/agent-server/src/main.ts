@@ -1,5 +1,13 @@
 import 'reflect-metadata';
-import { runBusService } from '@th/bus';
-import { AgentServerModule } from '@th/agent-server';
+import { Module } from '@nestjs/common';
+import { AgentServerModule, loadAgentServerConfig } from '@th/agent-server';
+import { HealthModule, createHttpApp, listen, runUntilSignal } from '@th/platform';
 
-runBusService('agent-server', 8086, AgentServerModule);
+/** The agent server runs on its own per deployment: PostgreSQL and a graph file, no bus. */
+runUntilSignal('agent-server', async () => {
+  const config = loadAgentServerConfig(process.env);
+  @Module({ imports: [HealthModule, AgentServerModule.forRoot(config)] })
+  class AgentServerAppModule {}
+  const app = await createHttpApp(AgentServerAppModule, { service: 'agent-server', logLevel: config.LOG_LEVEL, maxBodyBytes: config.MAX_BODY_BYTES });
+  return listen(app, config.HOST, config.PORT);
+});

@@ -1,5 +1,43 @@
-import { Module } from '@nestjs/common';
+import { Inject, Injectable, Module, type DynamicModule, type OnApplicationShutdown, type OnModuleInit } from '@nestjs/common';
+import { HealthRegistry } from '@th/platform';
+import { AGENT_SERVER_CONFIG, type AgentServerConfig } from './agent-server.config';
+import { AGENT_SERVICE, AssistantsController, HealthOkController, RunsController, ThreadsController } from './agent.controllers';
+import { AgentRuntime } from './agent-runtime';
 
-/** The agent-server service: assistants, threads and runs of a deployed agent server. Its domain arrives with its own issue; today it boots, reports health and joins the bus. */
+const AGENT_RUNTIME = Symbol('AGENT_RUNTIME');
+
+@Injectable()
+class AgentLifecycle implements OnModuleInit, OnApplicationShutdown {
+  constructor(
+    @Inject(AGENT_RUNTIME) private readonly runtime: AgentRuntime,
+    private readonly health: HealthRegistry,
+  ) {}
+
+  onModuleInit(): void {
+    this.health.register({ name: 'postgres', check: () => this.runtime.ready() });
+  }
+
+  async onApplicationShutdown(): Promise<void> {
+    await this.runtime.close();
+  }
+}
+
+/**
+ * The agent server ({deployment_url}): assistants, threads and runs over the graphs of one
+ * deployment, with PostgreSQL as record, queue and checkpoint store. Needs no bus.
+ */
 @Module({})
-export class AgentServerModule {}
+export class AgentServerModule {
+  static forRoot(config: AgentServerConfig): DynamicModule {
+    return {
+      module: AgentServerModule,
+      controllers: [HealthOkController, AssistantsController, ThreadsController, RunsController],
+      providers: [
+        { provide: AGENT_SERVER_CONFIG, useValue: config },
+        { provide: AGENT_RUNTIME, useFactory: () => AgentRuntime.start(config) },
+        { provide: AGENT_SERVICE, useFactory: (rt: AgentRuntime) => rt.service, inject: [AGENT_RUNTIME] },
+        { provide: AgentLifecycle, useClass: AgentLifecycle },
+      ],
+    };
+  }
+}

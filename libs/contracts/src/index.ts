@@ -9,3 +9,4 @@ export * from './audit.schema';
 export * from './feedback.schema';
 export * from './audit-logs.schema';
 export * from './topics';
+export * from './agent-server.schema';

@@ -1,0 +1,63 @@
+import { Logger } from '@nestjs/common';
+import { Pool } from 'pg';
+import { PostgresSaver } from '@langchain/langgraph-checkpoint-postgres';
+import type { AgentServerConfig } from './agent-server.config';
+import { AgentRepository } from './agent.repository';
+import { AgentService } from './agent.service';
+import { loadGraphs, type LoadedGraph } from './graph-registry';
+import { AGENT_SCHEMA, migrateAgentSchema } from './migrations';
+import { Notifier } from './notifier';
+import { RunWorker } from './run-worker';
+import { createTracing, type Tracing } from './tracing';
+
+/** Everything one agent-server process owns, started in order and closed in reverse. */
+export class AgentRuntime {
+  private readonly logger = new Logger('agent-server');
+
+  private constructor(
+    readonly pool: Pool,
+    readonly notifier: Notifier,
+    readonly graphs: Map<string, LoadedGraph>,
+    readonly worker: RunWorker,
+    readonly service: AgentService,
+    private readonly tracing: Tracing | null,
+  ) {}
+
+  static async start(config: AgentServerConfig): Promise<AgentRuntime> {
+    const pool = new Pool({ connectionString: config.DATABASE_URL, max: config.DATABASE_POOL_SIZE });
+    pool.on('error', (err) => new Logger('agent-server').warn({ msg: 'idle database connection failed', error: err.message }));
+    try {
+      const saver = new PostgresSaver(pool, undefined, { schema: AGENT_SCHEMA });
+      await migrateAgentSchema(pool, () => saver.setup());
+      const graphs = await loadGraphs(config.GRAPHS_CONFIG, saver);
+      const repo = new AgentRepository(pool);
+      await repo.ensureDefaultAssistants([...graphs.values()]);
+      const notifier = new Notifier(config.DATABASE_URL);
+      await notifier.start();
+      const tracing = createTracing(config);
+      const worker = new RunWorker(repo, notifier, graphs, {
+        concurrency: config.WORKER_CONCURRENCY,
+        leaseSeconds: config.RUN_LEASE_SECONDS,
+        maxAttempts: config.RUN_MAX_ATTEMPTS,
+        callbacks: () => (tracing ? [tracing.tracer()] : []),
+      });
+      worker.start();
+      return new AgentRuntime(pool, notifier, graphs, worker, new AgentService(repo, notifier, graphs), tracing);
+    } catch (err) {
+      await pool.end().catch(() => undefined);
+      throw err;
+    }
+  }
+
+  async ready(): Promise<void> {
+    await this.pool.query('SELECT 1');
+  }
+
+  /** Stop taking runs (finishing the running ones briefly), flush traces, close connections. */
+  async close(graceMs = 10_000): Promise<void> {
+    await this.worker.stop(graceMs);
+    if (this.tracing) await this.tracing.flush().catch((err: Error) => this.logger.warn({ msg: 'trace flush failed', error: err.message }));
+    await this.notifier.close();
+    await this.pool.end();
+  }
+}

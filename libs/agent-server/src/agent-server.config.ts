@@ -1,0 +1,31 @@
+import { z } from 'zod';
+import { commonConfigShape, loadConfig, port, secret } from '@th/config';
+
+/** Everything the agent server reads from its environment; it needs PostgreSQL and a graph file, never Kafka. */
+export const agentServerConfigShape = {
+  ...commonConfigShape,
+  PORT: port(8086),
+  HOST: z.string().default('0.0.0.0'),
+  DATABASE_URL: secret(z.string().min(1)),
+  /** Absolute path of the graph configuration JSON (the spec's langgraph_config_path format). */
+  GRAPHS_CONFIG: z.string().min(1),
+  MAX_BODY_BYTES: z.coerce.number().int().min(1024).default(10 * 1024 * 1024),
+  DATABASE_POOL_SIZE: z.coerce.number().int().min(2).max(200).default(20),
+  /** Runs one process executes at once. */
+  WORKER_CONCURRENCY: z.coerce.number().int().min(0).max(1000).default(100),
+  /** A running run's lease; renewed every third of it. A run whose lease lapsed is retried or failed. */
+  RUN_LEASE_SECONDS: z.coerce.number().min(1).max(3600).default(30),
+  /** Attempts before a run whose worker died ends as error. */
+  RUN_MAX_ATTEMPTS: z.coerce.number().int().min(1).max(10).default(2),
+  LANGSMITH_ENDPOINT: z.string().url().optional(),
+  LANGSMITH_API_KEY: secret(z.string().optional()),
+  LANGSMITH_PROJECT: z.string().optional(),
+};
+export const agentServerConfigSchema = z.object(agentServerConfigShape);
+export type AgentServerConfig = z.infer<typeof agentServerConfigSchema>;
+
+export function loadAgentServerConfig(env: Record<string, string | undefined>): AgentServerConfig {
+  return loadConfig(agentServerConfigSchema, env);
+}
+
+export const AGENT_SERVER_CONFIG = Symbol('AGENT_SERVER_CONFIG');

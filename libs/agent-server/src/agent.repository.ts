@@ -1,0 +1,566 @@
+import type { Pool, PoolClient } from 'pg';
+import type {
+  AgentAssistant,
+  AgentAssistantCreate,
+  AgentAssistantSearch,
+  AgentRun,
+  AgentRunStatus,
+  AgentThread,
+  AgentThreadSearch,
+  AgentThreadStatus,
+  MultitaskStrategy,
+} from '@th/contracts';
+import { AGENT_SCHEMA } from './migrations';
+
+const S = AGENT_SCHEMA;
+
+/** Channels the processes sharing one database notify each other on. */
+export const CHANNELS = {
+  pending: 'agent_run_pending',
+  done: 'agent_run_done',
+  cancel: 'agent_run_cancel',
+  events: 'agent_run_events',
+} as const;
+
+export interface RunRow {
+  run_id: string;
+  thread_id: string;
+  assistant_id: string;
+  graph_id: string;
+  status: AgentRunStatus;
+  metadata: Record<string, unknown>;
+  kwargs: Record<string, unknown>;
+  multitask_strategy: MultitaskStrategy;
+  created_at: Date;
+  updated_at: Date;
+  attempt: number;
+  lease_owner: string | null;
+  cancel_action: 'interrupt' | 'rollback' | null;
+  base_checkpoint_id: string | null;
+  has_base: boolean;
+  result: unknown;
+  error: { error: string; message: string } | null;
+}
+
+interface ThreadRow {
+  thread_id: string;
+  created_at: Date;
+  updated_at: Date;
+  state_updated_at: Date;
+  metadata: Record<string, unknown>;
+  status: AgentThreadStatus;
+  values: unknown;
+  interrupts: Record<string, unknown>;
+  config: Record<string, unknown>;
+  error: unknown;
+  graph_id: string | null;
+  active_run_id: string | null;
+  stateless: boolean;
+}
+
+interface AssistantRow {
+  assistant_id: string;
+  graph_id: string;
+  name: string;
+  description: string | null;
+  config: Record<string, unknown>;
+  context: Record<string, unknown>;
+  metadata: Record<string, unknown>;
+  version: number;
+  created_at: Date;
+  updated_at: Date;
+}
+
+export interface NewRun {
+  run_id: string;
+  thread_id: string;
+  assistant_id: string;
+  graph_id: string;
+  metadata: Record<string, unknown>;
+  kwargs: Record<string, unknown>;
+  multitask_strategy: MultitaskStrategy;
+  after_seconds: number;
+}
+
+export type CreateRunOutcome =
+  | { kind: 'created'; run: RunRow; cancelled: string[] }
+  | { kind: 'thread_missing' }
+  | { kind: 'busy' };
+
+export type FinishOutcome = { status: AgentRunStatus; threadStatus: AgentThreadStatus; result: unknown; error: RunRow['error']; values: unknown; interrupts: Record<string, unknown> };
+
+export const toRun = (r: RunRow): AgentRun => ({
+  run_id: r.run_id,
+  thread_id: r.thread_id,
+  assistant_id: r.assistant_id,
+  created_at: r.created_at.toISOString(),
+  updated_at: r.updated_at.toISOString(),
+  status: r.status,
+  metadata: r.metadata,
+  kwargs: r.kwargs,
+  multitask_strategy: r.multitask_strategy,
+});
+
+export const toThread = (t: ThreadRow): AgentThread => ({
+  thread_id: t.thread_id,
+  created_at: t.created_at.toISOString(),
+  updated_at: t.updated_at.toISOString(),
+  state_updated_at: t.state_updated_at.toISOString(),
+  metadata: t.metadata,
+  status: t.status,
+  values: t.values ?? {},
+  interrupts: t.interrupts,
+  config: t.config,
+  error: t.error ?? null,
+});
+
+const toAssistant = (a: AssistantRow): AgentAssistant => ({
+  assistant_id: a.assistant_id,
+  graph_id: a.graph_id,
+  name: a.name,
+  description: a.description,
+  config: a.config,
+  context: a.context,
+  metadata: a.metadata,
+  version: a.version,
+  created_at: a.created_at.toISOString(),
+  updated_at: a.updated_at.toISOString(),
+});
+
+const json = (v: unknown): string | null => (v === undefined ? null : JSON.stringify(v));
+
+/** The only code that speaks SQL for assistants, threads, runs, the run queue and run events. */
+export class AgentRepository {
+  constructor(readonly pool: Pool) {}
+
+  async tx<T>(fn: (c: PoolClient) => Promise<T>): Promise<T> {
+    const c = await this.pool.connect();
+    try {
+      await c.query('BEGIN');
+      const out = await fn(c);
+      await c.query('COMMIT');
+      return out;
+    } catch (err) {
+      await c.query('ROLLBACK').catch(() => undefined);
+      throw err;
+    } finally {
+      c.release();
+    }
+  }
+
+  // --- assistants ----------------------------------------------------------------------------
+
+  async ensureDefaultAssistants(graphs: { graphId: string; assistantId: string }[]): Promise<void> {
+    for (const g of graphs) {
+      await this.pool.query(
+        `INSERT INTO ${S}.assistants (assistant_id, graph_id, name, metadata) VALUES ($1, $2, $2, '{"created_by":"system"}')
+         ON CONFLICT (assistant_id) DO NOTHING`,
+        [g.assistantId, g.graphId],
+      );
+    }
+  }
+
+  async createAssistant(id: string, a: AgentAssistantCreate): Promise<AgentAssistant | null> {
+    const sql = `INSERT INTO ${S}.assistants (assistant_id, graph_id, name, description, config, context, metadata)
+       VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT (assistant_id) DO NOTHING RETURNING *`;
+    const r = await this.pool.query<AssistantRow>(sql, [
+      id,
+      a.graph_id,
+      a.name ?? a.graph_id,
+      a.description ?? null,
+      json(a.config ?? {}),
+      json(a.context ?? {}),
+      json(a.metadata ?? {}),
+    ]);
+    return r.rows[0] ? toAssistant(r.rows[0]) : null;
+  }
+
+  async getAssistant(id: string): Promise<AgentAssistant | null> {
+    const r = await this.pool.query<AssistantRow>(`SELECT * FROM ${S}.assistants WHERE assistant_id = $1`, [id]);
+    return r.rows[0] ? toAssistant(r.rows[0]) : null;
+  }
+
+  async deleteAssistant(id: string): Promise<boolean> {
+    const r = await this.pool.query(`DELETE FROM ${S}.assistants WHERE assistant_id = $1`, [id]);
+    return (r.rowCount ?? 0) > 0;
+  }
+
+  async searchAssistants(q: AgentAssistantSearch): Promise<{ items: AgentAssistant[]; total: number }> {
+    const where: string[] = [];
+    const params: unknown[] = [];
+    if (q.graph_id !== undefined) where.push(`graph_id = $${params.push(q.graph_id)}`);
+    if (q.name !== undefined) where.push(`name ILIKE $${params.push(`%${q.name.replace(/[\\%_]/g, (c) => `\\${c}`)}%`)}`);
+    if (q.metadata !== undefined) where.push(`metadata @> $${params.push(json(q.metadata))}::jsonb`);
+    const w = where.length ? `WHERE ${where.join(' AND ')}` : '';
+    const r = await this.pool.query<AssistantRow & { total: string }>(
+      `SELECT *, count(*) OVER () AS total FROM ${S}.assistants ${w}
+       ORDER BY ${q.sort_by} ${q.sort_order === 'desc' ? 'DESC' : 'ASC'}, assistant_id LIMIT $${params.push(q.limit)} OFFSET $${params.push(q.offset)}`,
+      params,
+    );
+    return { items: r.rows.map(toAssistant), total: r.rows[0] ? Number(r.rows[0].total) : 0 };
+  }
+
+  // --- threads -------------------------------------------------------------------------------
+
+  /** Inserts a thread; null when the id is taken. */
+  async createThread(id: string, metadata: Record<string, unknown>, stateless = false): Promise<AgentThread | null> {
+    const r = await this.pool.query<ThreadRow>(
+      `INSERT INTO ${S}.threads (thread_id, metadata, stateless) VALUES ($1, $2, $3) ON CONFLICT (thread_id) DO NOTHING RETURNING *`,
+      [id, json(metadata), stateless],
+    );
+    return r.rows[0] ? toThread(r.rows[0]) : null;
+  }
+
+  async getThreadRow(id: string): Promise<ThreadRow | null> {
+    const r = await this.pool.query<ThreadRow>(`SELECT * FROM ${S}.threads WHERE thread_id = $1`, [id]);
+    return r.rows[0] ?? null;
+  }
+
+  async patchThread(id: string, metadata: Record<string, unknown>): Promise<AgentThread | null> {
+    const r = await this.pool.query<ThreadRow>(
+      `UPDATE ${S}.threads SET metadata = metadata || $2::jsonb, updated_at = now() WHERE thread_id = $1 RETURNING *`,
+      [id, json(metadata)],
+    );
+    return r.rows[0] ? toThread(r.rows[0]) : null;
+  }
+
+  async searchThreads(q: AgentThreadSearch): Promise<AgentThread[]> {
+    const where = ['NOT stateless'];
+    const params: unknown[] = [];
+    if (q.ids !== undefined) where.push(`thread_id = ANY($${params.push(q.ids)}::uuid[])`);
+    if (q.metadata !== undefined) where.push(`metadata @> $${params.push(json(q.metadata))}::jsonb`);
+    if (q.values !== undefined) where.push(`"values" @> $${params.push(json(q.values))}::jsonb`);
+    if (q.status !== undefined) where.push(`status = $${params.push(q.status)}`);
+    const r = await this.pool.query<ThreadRow>(
+      `SELECT * FROM ${S}.threads WHERE ${where.join(' AND ')}
+       ORDER BY ${q.sort_by} ${q.sort_order === 'asc' ? 'ASC' : 'DESC'}, thread_id LIMIT $${params.push(q.limit)} OFFSET $${params.push(q.offset)}`,
+      params,
+    );
+    return r.rows.map(toThread);
+  }
+
+  /** Deletes a thread, its runs, run events and checkpoints; returns the runs that were running (to cancel) or null when absent. */
+  async deleteThread(id: string): Promise<string[] | null> {
+    return this.tx(async (c) => {
+      const t = await c.query(`SELECT thread_id FROM ${S}.threads WHERE thread_id = $1 FOR UPDATE`, [id]);
+      if (!t.rowCount) return null;
+      const running = await c.query<{ run_id: string }>(`SELECT run_id FROM ${S}.runs WHERE thread_id = $1 AND status = 'running'`, [id]);
+      await c.query(`DELETE FROM ${S}.threads WHERE thread_id = $1`, [id]);
+      await this.deleteCheckpoints(c, id, null, false);
+      for (const r of running.rows) await c.query(`SELECT pg_notify($1, $2)`, [CHANNELS.cancel, r.run_id]);
+      return running.rows.map((r) => r.run_id);
+    });
+  }
+
+  async setThreadValues(id: string, values: unknown): Promise<void> {
+    await this.pool.query(`UPDATE ${S}.threads SET "values" = $2, state_updated_at = now(), updated_at = now() WHERE thread_id = $1`, [id, json(values)]);
+  }
+
+  /** Deletes a thread's checkpoints newer than `after` (all when hasBase is false), their writes and blobs no checkpoint uses any more. */
+  async deleteCheckpoints(c: PoolClient, threadId: string, after: string | null, hasBase: boolean): Promise<void> {
+    const cond = hasBase ? `AND checkpoint_id > $2` : '';
+    const params = hasBase ? [threadId, after] : [threadId];
+    await c.query(`DELETE FROM ${S}.checkpoints WHERE thread_id = $1 ${cond}`, params);
+    await c.query(`DELETE FROM ${S}.checkpoint_writes WHERE thread_id = $1 ${cond}`, params);
+    await c.query(
+      `DELETE FROM ${S}.checkpoint_blobs b WHERE b.thread_id = $1 AND NOT EXISTS (
+         SELECT 1 FROM ${S}.checkpoints k WHERE k.thread_id = b.thread_id AND k.checkpoint_ns = b.checkpoint_ns
+           AND k.checkpoint -> 'channel_versions' ->> b.channel = b.version)`,
+      [threadId],
+    );
+  }
+
+  // --- runs ----------------------------------------------------------------------------------
+
+  /**
+   * Creates a run under the thread's row lock, so concurrent creates on one thread are serialized and
+   * follow the multitask strategy: reject refuses while a run is pending or running; interrupt and
+   * rollback mark the active runs for cancellation (pending ones end at once); enqueue just queues.
+   */
+  async createRun(run: NewRun, opts: { createThread: boolean; stateless: boolean; threadMetadata: Record<string, unknown> }): Promise<CreateRunOutcome> {
+    return this.tx(async (c) => {
+      if (opts.createThread) {
+        await c.query(`INSERT INTO ${S}.threads (thread_id, metadata, stateless) VALUES ($1, $2, $3) ON CONFLICT (thread_id) DO NOTHING`, [
+          run.thread_id,
+          json(opts.threadMetadata),
+          opts.stateless,
+        ]);
+      }
+      const t = await c.query<{ metadata: Record<string, unknown> }>(`SELECT metadata FROM ${S}.threads WHERE thread_id = $1 FOR UPDATE`, [run.thread_id]);
+      if (!t.rowCount) return { kind: 'thread_missing' };
+      const active = await c.query<{ run_id: string; status: AgentRunStatus }>(
+        `SELECT run_id, status FROM ${S}.runs WHERE thread_id = $1 AND status IN ('pending', 'running') ORDER BY created_at FOR UPDATE`,
+        [run.thread_id],
+      );
+      const cancelled: string[] = [];
+      if (active.rowCount) {
+        if (run.multitask_strategy === 'reject') return { kind: 'busy' };
+        if (run.multitask_strategy === 'interrupt' || run.multitask_strategy === 'rollback') {
+          for (const a of active.rows) {
+            cancelled.push(a.run_id);
+            if (a.status === 'pending') {
+              if (run.multitask_strategy === 'rollback') await c.query(`DELETE FROM ${S}.runs WHERE run_id = $1`, [a.run_id]);
+              else await c.query(`UPDATE ${S}.runs SET status = 'interrupted', updated_at = now() WHERE run_id = $1`, [a.run_id]);
+              await c.query(`SELECT pg_notify($1, $2)`, [CHANNELS.done, a.run_id]);
+            } else {
+              await c.query(`UPDATE ${S}.runs SET cancel_action = $2, updated_at = now() WHERE run_id = $1`, [a.run_id, run.multitask_strategy]);
+              await c.query(`SELECT pg_notify($1, $2)`, [CHANNELS.cancel, a.run_id]);
+            }
+          }
+        }
+      }
+      const ins = await c.query<RunRow>(
+        `INSERT INTO ${S}.runs (run_id, thread_id, assistant_id, graph_id, status, metadata, kwargs, multitask_strategy, available_at)
+         VALUES ($1, $2, $3, $4, 'pending', $5, $6, $7, clock_timestamp() + make_interval(secs => $8)) RETURNING *`,
+        [run.run_id, run.thread_id, run.assistant_id, run.graph_id, json(run.metadata), json(run.kwargs), run.multitask_strategy, run.after_seconds],
+      );
+      const meta = t.rows[0].metadata;
+      const patch: Record<string, unknown> = {};
+      if (meta.graph_id === undefined) patch.graph_id = run.graph_id;
+      if (meta.assistant_id === undefined) patch.assistant_id = run.assistant_id;
+      await c.query(`UPDATE ${S}.threads SET status = 'busy', graph_id = $2, metadata = metadata || $3::jsonb, updated_at = now() WHERE thread_id = $1`, [
+        run.thread_id,
+        run.graph_id,
+        json(patch),
+      ]);
+      await c.query(`SELECT pg_notify($1, '')`, [CHANNELS.pending]);
+      return { kind: 'created', run: ins.rows[0], cancelled };
+    });
+  }
+
+  async getRun(threadId: string | null, runId: string): Promise<RunRow | null> {
+    const r =
+      threadId === null
+        ? await this.pool.query<RunRow>(`SELECT * FROM ${S}.runs WHERE run_id = $1`, [runId])
+        : await this.pool.query<RunRow>(`SELECT * FROM ${S}.runs WHERE run_id = $1 AND thread_id = $2`, [runId, threadId]);
+    return r.rows[0] ?? null;
+  }
+
+  async listRuns(threadId: string, limit: number, offset: number, status?: AgentRunStatus): Promise<RunRow[]> {
+    const params: unknown[] = [threadId];
+    const cond = status ? `AND status = $${params.push(status)}` : '';
+    const r = await this.pool.query<RunRow>(
+      `SELECT * FROM ${S}.runs WHERE thread_id = $1 ${cond} ORDER BY created_at DESC, run_id LIMIT $${params.push(limit)} OFFSET $${params.push(offset)}`,
+      params,
+    );
+    return r.rows;
+  }
+
+  /** Cancels one run: a pending run ends now (interrupted, or deleted for rollback); a running one is signalled. */
+  async cancelRun(threadId: string, runId: string, action: 'interrupt' | 'rollback'): Promise<'absent' | 'done' | 'signalled' | 'ended'> {
+    return this.tx(async (c) => {
+      const r = await c.query<{ status: AgentRunStatus }>(`SELECT status FROM ${S}.runs WHERE run_id = $1 AND thread_id = $2 FOR UPDATE`, [runId, threadId]);
+      if (!r.rowCount) return 'absent';
+      const status = r.rows[0].status;
+      if (status === 'pending') {
+        if (action === 'rollback') await c.query(`DELETE FROM ${S}.runs WHERE run_id = $1`, [runId]);
+        else await c.query(`UPDATE ${S}.runs SET status = 'interrupted', updated_at = now() WHERE run_id = $1`, [runId]);
+        await this.settleThread(c, threadId);
+        await c.query(`SELECT pg_notify($1, $2)`, [CHANNELS.done, runId]);
+        return 'done';
+      }
+      if (status === 'running') {
+        await c.query(`UPDATE ${S}.runs SET cancel_action = $2, updated_at = now() WHERE run_id = $1`, [runId, action]);
+        await c.query(`SELECT pg_notify($1, $2)`, [CHANNELS.cancel, runId]);
+        return 'signalled';
+      }
+      return 'ended';
+    });
+  }
+
+  /** Recomputes a thread's status when no run is executing on it. */
+  private async settleThread(c: PoolClient, threadId: string): Promise<void> {
+    await c.query(
+      `UPDATE ${S}.threads SET status = CASE WHEN EXISTS (SELECT 1 FROM ${S}.runs WHERE thread_id = $1 AND status IN ('pending', 'running')) THEN 'busy'
+         WHEN status = 'busy' THEN 'idle' ELSE status END, updated_at = now() WHERE thread_id = $1 AND active_run_id IS NULL`,
+      [threadId],
+    );
+  }
+
+  async deleteRun(threadId: string, runId: string): Promise<'absent' | 'active' | 'deleted'> {
+    return this.tx(async (c) => {
+      const r = await c.query<{ status: AgentRunStatus }>(`SELECT status FROM ${S}.runs WHERE run_id = $1 AND thread_id = $2 FOR UPDATE`, [runId, threadId]);
+      if (!r.rowCount) return 'absent';
+      if (r.rows[0].status === 'pending' || r.rows[0].status === 'running') return 'active';
+      await c.query(`DELETE FROM ${S}.runs WHERE run_id = $1`, [runId]);
+      return 'deleted';
+    });
+  }
+
+  // --- the queue -----------------------------------------------------------------------------
+
+  /**
+   * Takes up to `n` runnable runs: pending, due, on a thread with no executing run. Thread and run rows
+   * are locked with SKIP LOCKED so concurrent workers never take the same run or two runs of one thread.
+   * A retried run first loses what its earlier attempt wrote.
+   */
+  async claim(owner: string, n: number, leaseSeconds: number): Promise<RunRow[]> {
+    return this.tx(async (c) => {
+      const cand = await c.query<{ run_id: string; thread_id: string }>(
+        `SELECT r.run_id, r.thread_id FROM ${S}.runs r JOIN ${S}.threads t ON t.thread_id = r.thread_id
+         WHERE r.status = 'pending' AND t.active_run_id IS NULL AND r.available_at <= clock_timestamp()
+         ORDER BY r.created_at LIMIT $1 FOR UPDATE OF r, t SKIP LOCKED`,
+        [n * 2],
+      );
+      const seen = new Set<string>();
+      const picked = cand.rows.filter((r) => !seen.has(r.thread_id) && seen.add(r.thread_id)).slice(0, n);
+      if (!picked.length) return [];
+      const ids = picked.map((p) => p.run_id);
+      const runs = await c.query<RunRow>(
+        `UPDATE ${S}.runs r SET status = 'running', attempt = attempt + 1, lease_owner = $2, updated_at = now(),
+           lease_expires = clock_timestamp() + make_interval(secs => $3),
+           base_checkpoint_id = CASE WHEN r.attempt = 0 THEN (SELECT max(k.checkpoint_id) FROM ${S}.checkpoints k WHERE k.thread_id = r.thread_id::text AND k.checkpoint_ns = '') ELSE r.base_checkpoint_id END,
+           has_base = CASE WHEN r.attempt = 0 THEN EXISTS (SELECT 1 FROM ${S}.checkpoints k WHERE k.thread_id = r.thread_id::text AND k.checkpoint_ns = '') ELSE r.has_base END
+         WHERE r.run_id = ANY($1::uuid[]) RETURNING *`,
+        [ids, owner, leaseSeconds],
+      );
+      await c.query(
+        `UPDATE ${S}.threads t SET active_run_id = r.run_id, status = 'busy', updated_at = now() FROM ${S}.runs r WHERE r.run_id = ANY($1::uuid[]) AND t.thread_id = r.thread_id`,
+        [ids],
+      );
+      for (const r of runs.rows) {
+        if (r.attempt > 1) {
+          await this.deleteCheckpoints(c, r.thread_id, r.base_checkpoint_id, r.has_base);
+          await c.query(`DELETE FROM ${S}.run_events WHERE run_id = $1`, [r.run_id]);
+        }
+      }
+      return runs.rows;
+    });
+  }
+
+  /** Extends a lease; null when this worker no longer owns the run (lost lease, deleted), else the pending cancel action. */
+  async renewLease(runId: string, owner: string, attempt: number, leaseSeconds: number): Promise<{ cancel_action: RunRow['cancel_action'] } | null> {
+    const r = await this.pool.query<{ cancel_action: RunRow['cancel_action'] }>(
+      `UPDATE ${S}.runs SET lease_expires = clock_timestamp() + make_interval(secs => $4)
+       WHERE run_id = $1 AND lease_owner = $2 AND attempt = $3 AND status = 'running' RETURNING cancel_action`,
+      [runId, owner, attempt, leaseSeconds],
+    );
+    return r.rows[0] ?? null;
+  }
+
+  async cancelActionOf(runId: string): Promise<RunRow['cancel_action']> {
+    const r = await this.pool.query<{ cancel_action: RunRow['cancel_action'] }>(`SELECT cancel_action FROM ${S}.runs WHERE run_id = $1`, [runId]);
+    return r.rows[0]?.cancel_action ?? null;
+  }
+
+  /**
+   * Ends a run this worker owns, in one transaction: the run's status and result (or, for rollback, the
+   * run and everything it wrote deleted), the thread released, waiters and idle workers notified.
+   * False when the worker had lost the run meanwhile: then nothing is written.
+   */
+  async finishRun(run: RunRow, owner: string, outcome: FinishOutcome | { status: 'rollback' }): Promise<boolean> {
+    return this.tx(async (c) => {
+      const own = await c.query(`SELECT 1 FROM ${S}.runs WHERE run_id = $1 AND lease_owner = $2 AND attempt = $3 AND status = 'running' FOR UPDATE`, [
+        run.run_id,
+        owner,
+        run.attempt,
+      ]);
+      if (!own.rowCount) return false;
+      if (outcome.status === 'rollback') {
+        await c.query(`DELETE FROM ${S}.runs WHERE run_id = $1`, [run.run_id]);
+        await this.deleteCheckpoints(c, run.thread_id, run.base_checkpoint_id, run.has_base);
+        await c.query(
+          `UPDATE ${S}.threads SET active_run_id = NULL, updated_at = now(), state_updated_at = now(),
+             "values" = (SELECT r.result FROM ${S}.runs r WHERE r.thread_id = $1 AND r.status IN ('success', 'interrupted') ORDER BY r.created_at DESC LIMIT 1),
+             status = CASE WHEN EXISTS (SELECT 1 FROM ${S}.runs WHERE thread_id = $1 AND status = 'pending') THEN 'busy' ELSE 'idle' END
+           WHERE thread_id = $1`,
+          [run.thread_id],
+        );
+      } else {
+        await c.query(`UPDATE ${S}.runs SET status = $2, result = $3, error = $4, updated_at = now(), lease_owner = NULL, lease_expires = NULL WHERE run_id = $1`, [
+          run.run_id,
+          outcome.status,
+          json(outcome.result),
+          json(outcome.error),
+        ]);
+        await c.query(
+          `UPDATE ${S}.threads SET active_run_id = NULL, updated_at = now(), state_updated_at = now(), "values" = COALESCE($2, "values"), interrupts = $3, error = $4,
+             status = CASE WHEN EXISTS (SELECT 1 FROM ${S}.runs WHERE thread_id = $1 AND status = 'pending') THEN 'busy' ELSE $5 END
+           WHERE thread_id = $1`,
+          [run.thread_id, json(outcome.values), json(outcome.interrupts), json(outcome.error), outcome.threadStatus],
+        );
+      }
+      const next = await c.query(`SELECT 1 FROM ${S}.runs WHERE thread_id = $1 AND status = 'pending' LIMIT 1`, [run.thread_id]);
+      if (next.rowCount) await c.query(`SELECT pg_notify($1, '')`, [CHANNELS.pending]);
+      await c.query(`SELECT pg_notify($1, $2)`, [CHANNELS.done, run.run_id]);
+      return true;
+    });
+  }
+
+  /** Puts a run back in the queue without counting the attempt (graceful shutdown of its worker). */
+  async releaseRun(run: RunRow, owner: string): Promise<void> {
+    await this.tx(async (c) => {
+      const r = await c.query(
+        `UPDATE ${S}.runs SET status = 'pending', lease_owner = NULL, lease_expires = NULL, updated_at = now()
+         WHERE run_id = $1 AND lease_owner = $2 AND attempt = $3 AND status = 'running'`,
+        [run.run_id, owner, run.attempt],
+      );
+      if (r.rowCount) {
+        await c.query(`UPDATE ${S}.threads SET active_run_id = NULL WHERE thread_id = $1 AND active_run_id = $2`, [run.thread_id, run.run_id]);
+        await c.query(`SELECT pg_notify($1, '')`, [CHANNELS.pending]);
+      }
+    });
+  }
+
+  /**
+   * Runs whose lease lapsed (their worker died): back to pending while attempts remain, else error.
+   * Returns how many were requeued and failed.
+   */
+  async reapExpired(maxAttempts: number): Promise<{ requeued: number; failed: number }> {
+    return this.tx(async (c) => {
+      const expired = await c.query<{ run_id: string; thread_id: string; attempt: number }>(
+        `SELECT run_id, thread_id, attempt FROM ${S}.runs WHERE status = 'running' AND lease_expires < clock_timestamp() FOR UPDATE SKIP LOCKED`,
+      );
+      let requeued = 0;
+      let failed = 0;
+      for (const r of expired.rows) {
+        if (r.attempt < maxAttempts) {
+          await c.query(`UPDATE ${S}.runs SET status = 'pending', lease_owner = NULL, lease_expires = NULL, updated_at = now() WHERE run_id = $1`, [r.run_id]);
+          requeued++;
+        } else {
+          const error = { error: 'WorkerLost', message: `the worker executing this run stopped responding (attempt ${r.attempt} of ${maxAttempts})` };
+          await c.query(`UPDATE ${S}.runs SET status = 'error', error = $2, lease_owner = NULL, lease_expires = NULL, updated_at = now() WHERE run_id = $1`, [
+            r.run_id,
+            json(error),
+          ]);
+          await c.query(`SELECT pg_notify($1, $2)`, [CHANNELS.done, r.run_id]);
+          failed++;
+        }
+        await c.query(
+          `UPDATE ${S}.threads SET active_run_id = NULL, updated_at = now(),
+             status = CASE WHEN EXISTS (SELECT 1 FROM ${S}.runs WHERE thread_id = $1 AND status = 'pending') THEN 'busy' ELSE 'error' END
+           WHERE thread_id = $1 AND active_run_id = $2`,
+          [r.thread_id, r.run_id],
+        );
+      }
+      if (requeued) await c.query(`SELECT pg_notify($1, '')`, [CHANNELS.pending]);
+      return { requeued, failed };
+    });
+  }
+
+  /** The earliest time a delayed pending run becomes due, if any. */
+  async nextDue(): Promise<Date | null> {
+    const r = await this.pool.query<{ at: Date | null }>(`SELECT min(available_at) AS at FROM ${S}.runs WHERE status = 'pending' AND available_at > clock_timestamp()`);
+    return r.rows[0]?.at ?? null;
+  }
+
+  // --- run events (stream replay) --------------------------------------------------------------
+
+  async appendEvents(runId: string, events: { seq: number; event: string; data: string }[]): Promise<void> {
+    if (!events.length) return;
+    await this.pool.query(
+      `WITH ins AS (INSERT INTO ${S}.run_events (run_id, seq, event, data)
+         SELECT $1, * FROM unnest($2::int[], $3::text[], $4::text[]) ON CONFLICT DO NOTHING RETURNING 1)
+       SELECT pg_notify($5, $1::text) FROM (SELECT count(*) FROM ins) x`,
+      [runId, events.map((e) => e.seq), events.map((e) => e.event), events.map((e) => e.data), CHANNELS.events],
+    );
+  }
+
+  async readEvents(runId: string, afterSeq: number): Promise<{ seq: number; event: string; data: string }[]> {
+    const r = await this.pool.query<{ seq: number; event: string; data: string }>(
+      `SELECT seq, event, data FROM ${S}.run_events WHERE run_id = $1 AND seq > $2 ORDER BY seq LIMIT 1000`,
+      [runId, afterSeq],
+    );
+    return r.rows;
+  }
+}

@@ -1,0 +1,335 @@
+import { randomUUID } from 'node:crypto';
+import {
+  agentAssistantCreateSchema,
+  agentAssistantSearchSchema,
+  agentRunCreateSchema,
+  agentThreadCreateSchema,
+  agentThreadHistorySchema,
+  agentThreadPatchSchema,
+  agentThreadSearchSchema,
+  type AgentAssistant,
+  type AgentRun,
+  type AgentRunStatus,
+  type AgentThread,
+  type AgentThreadState,
+  type ValidationErrorItem,
+} from '@th/contracts';
+import { ValidationFailed, conflict, notFound, parseOrThrow, toValidationErrors } from '@th/platform';
+import type { z } from 'zod';
+import { CHANNELS, toRun, toThread, type AgentRepository, type RunRow } from './agent.repository';
+import type { CompiledGraphLike, LoadedGraph, StateSnapshotLike } from './graph-registry';
+import type { Notifier } from './notifier';
+import { toWire } from './serialize';
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+const TERMINAL: ReadonlySet<AgentRunStatus> = new Set(['success', 'error', 'timeout', 'interrupted']);
+export const isTerminal = (s: AgentRunStatus): boolean => TERMINAL.has(s);
+
+/** A path id: a malformed one is a 422 on its location, like any other bad input. */
+export function pathId(value: string, name: string): string {
+  if (!UUID.test(value)) throw new ValidationFailed([{ loc: ['path', name], msg: 'Input should be a valid UUID', type: 'uuid_parsing' }]);
+  return value.toLowerCase();
+}
+
+export interface StreamEvent {
+  seq: number;
+  event: string;
+  data: string;
+}
+
+interface ZodLike {
+  safeParse(v: unknown): { success: boolean; error?: z.ZodError };
+  partial?: () => ZodLike;
+}
+
+/** Assistants, threads and runs: the agent server's use cases, called by thin controllers. */
+export class AgentService {
+  constructor(
+    private readonly repo: AgentRepository,
+    private readonly notifier: Notifier,
+    private readonly graphs: Map<string, LoadedGraph>,
+  ) {}
+
+  // --- assistants ----------------------------------------------------------------------------
+
+  async resolveAssistant(idOrGraph: string): Promise<AgentAssistant> {
+    const byGraph = this.graphs.get(idOrGraph);
+    const id = byGraph ? byGraph.assistantId : UUID.test(idOrGraph) ? idOrGraph.toLowerCase() : null;
+    const a = id ? await this.repo.getAssistant(id) : null;
+    if (!a) throw notFound(`Assistant ${idOrGraph}`);
+    return a;
+  }
+
+  async createAssistant(body: unknown): Promise<AgentAssistant> {
+    const a = parseOrThrow(agentAssistantCreateSchema, body ?? {}, ['body']);
+    if (!this.graphs.has(a.graph_id)) throw notFound(`Graph ${a.graph_id}`);
+    const id = a.assistant_id?.toLowerCase() ?? randomUUID();
+    const created = await this.repo.createAssistant(id, a);
+    if (created) return created;
+    if (a.if_exists === 'do_nothing') return (await this.repo.getAssistant(id))!;
+    throw conflict(`Assistant ${id} already exists`);
+  }
+
+  async searchAssistants(body: unknown): Promise<{ items: AgentAssistant[]; next: number | null; total: number }> {
+    const q = parseOrThrow(agentAssistantSearchSchema, body ?? {}, ['body']);
+    const { items, total } = await this.repo.searchAssistants(q);
+    return { items, total, next: q.offset + items.length < total ? q.offset + items.length : null };
+  }
+
+  async deleteAssistant(id: string): Promise<void> {
+    if (!(await this.repo.deleteAssistant(pathId(id, 'assistant_id')))) throw notFound(`Assistant ${id}`);
+  }
+
+  // --- threads -------------------------------------------------------------------------------
+
+  async createThread(body: unknown): Promise<AgentThread> {
+    const t = parseOrThrow(agentThreadCreateSchema, body ?? {}, ['body']);
+    const id = t.thread_id?.toLowerCase() ?? randomUUID();
+    const created = await this.repo.createThread(id, t.metadata ?? {});
+    if (created) return created;
+    if (t.if_exists === 'do_nothing') return this.getThread(id);
+    throw conflict(`Thread ${id} already exists`);
+  }
+
+  async getThread(id: string): Promise<AgentThread> {
+    const t = await this.repo.getThreadRow(pathId(id, 'thread_id'));
+    if (!t || t.stateless) throw notFound(`Thread ${id}`);
+    return toThread(t);
+  }
+
+  async patchThread(id: string, body: unknown): Promise<AgentThread> {
+    const p = parseOrThrow(agentThreadPatchSchema, body ?? {}, ['body']);
+    const t = await this.repo.patchThread(pathId(id, 'thread_id'), p.metadata ?? {});
+    if (!t) throw notFound(`Thread ${id}`);
+    return t;
+  }
+
+  searchThreads(body: unknown): Promise<AgentThread[]> {
+    return this.repo.searchThreads(parseOrThrow(agentThreadSearchSchema, body ?? {}, ['body']));
+  }
+
+  async deleteThread(id: string): Promise<void> {
+    if ((await this.repo.deleteThread(pathId(id, 'thread_id'))) === null) throw notFound(`Thread ${id}`);
+  }
+
+  private async threadGraph(id: string): Promise<CompiledGraphLike | null> {
+    const t = await this.repo.getThreadRow(pathId(id, 'thread_id'));
+    if (!t) throw notFound(`Thread ${id}`);
+    return t.graph_id ? (this.graphs.get(t.graph_id)?.graph ?? null) : null;
+  }
+
+  async getState(id: string, subgraphs = false): Promise<AgentThreadState> {
+    const graph = await this.threadGraph(id);
+    if (!graph) return emptyState();
+    return toState(await graph.getState({ configurable: { thread_id: id.toLowerCase() } }, { subgraphs }));
+  }
+
+  async getHistory(id: string, body: unknown): Promise<AgentThreadState[]> {
+    const h = parseOrThrow(agentThreadHistorySchema, body ?? {}, ['body']);
+    const graph = await this.threadGraph(id);
+    if (!graph) return [];
+    const before = typeof h.before === 'string' ? { configurable: { thread_id: id.toLowerCase(), checkpoint_id: h.before } } : h.before;
+    const out: AgentThreadState[] = [];
+    for await (const s of graph.getStateHistory({ configurable: { thread_id: id.toLowerCase(), ...(h.checkpoint ?? {}) } }, { limit: h.limit, before, filter: h.metadata })) {
+      out.push(toState(s));
+      if (out.length >= h.limit) break;
+    }
+    return out;
+  }
+
+  // --- runs ----------------------------------------------------------------------------------
+
+  /**
+   * Creates a run on a thread (or, threadId null, on a fresh stateless thread). Validation, the
+   * assistant and the input schema are checked before anything is written.
+   */
+  async createRun(threadId: string | null, body: unknown): Promise<{ run: RunRow; body: z.infer<typeof agentRunCreateSchema> }> {
+    const tid = threadId === null ? null : pathId(threadId, 'thread_id');
+    const b = parseOrThrow(agentRunCreateSchema, body ?? {}, ['body']);
+    const assistant = await this.resolveAssistant(b.assistant_id);
+    const loaded = this.graphs.get(assistant.graph_id);
+    if (!loaded) throw notFound(`Graph ${assistant.graph_id}`);
+    if (b.input) this.checkInput(loaded.graph, b.input);
+    const streamMode = b.stream_mode === undefined ? ['values'] : Array.isArray(b.stream_mode) ? b.stream_mode : [b.stream_mode];
+    const kwargs = {
+      input: b.input ?? null,
+      command: b.command ?? null,
+      config: {
+        ...assistant.config,
+        ...b.config,
+        configurable: { ...(assistant.config.configurable ?? {}), ...(b.config?.configurable ?? {}) },
+      },
+      context: { ...assistant.context, ...(b.context ?? {}) },
+      stream_mode: streamMode,
+      stream_subgraphs: b.stream_subgraphs ?? false,
+      stream_resumable: b.stream_resumable ?? false,
+      interrupt_before: b.interrupt_before,
+      interrupt_after: b.interrupt_after,
+      durability: b.durability,
+      webhook: b.webhook,
+      temporary: tid === null,
+    };
+    const outcome = await this.repo.createRun(
+      {
+        run_id: randomUUID(),
+        thread_id: tid ?? randomUUID(),
+        assistant_id: assistant.assistant_id,
+        graph_id: assistant.graph_id,
+        metadata: b.metadata ?? {},
+        kwargs,
+        multitask_strategy: b.multitask_strategy ?? 'enqueue',
+        after_seconds: b.after_seconds ?? 0,
+      },
+      { createThread: tid === null || b.if_not_exists === 'create', stateless: tid === null, threadMetadata: {} },
+    );
+    if (outcome.kind === 'thread_missing') throw notFound(`Thread ${threadId}`);
+    if (outcome.kind === 'busy') throw conflict('Thread is busy with another run; multitask_strategy "reject" refused this one');
+    return { run: outcome.run, body: b };
+  }
+
+  /** Refuses input the graph's input schema would refuse (422, nothing written). */
+  private checkInput(graph: CompiledGraphLike, input: Record<string, unknown>): void {
+    const builder = graph.builder;
+    const runtime = builder?._inputRuntimeDefinition as ZodLike | symbol | undefined;
+    const schemaRt = (builder as { _schemaRuntimeDefinition?: ZodLike } | undefined)?._schemaRuntimeDefinition;
+    const zod = runtime && typeof runtime === 'object' && typeof runtime.safeParse === 'function' ? runtime : typeof schemaRt?.partial === 'function' ? schemaRt.partial() : null;
+    if (zod) {
+      const r = zod.safeParse(input);
+      if (!r.success && r.error) throw new ValidationFailed(toValidationErrors(r.error, ['body', 'input']));
+    }
+    const def = builder?._inputDefinition;
+    if (def && typeof def === 'object' && !('safeParse' in def)) {
+      const known = new Set(Object.keys(def));
+      const extra: ValidationErrorItem[] = Object.keys(input)
+        .filter((k) => !known.has(k))
+        .map((k) => ({ loc: ['body', 'input', k], msg: `"${k}" is not a field of the graph's input (${[...known].join(', ')})`, type: 'extra_forbidden' }));
+      if (extra.length) throw new ValidationFailed(extra);
+    }
+  }
+
+  async getRun(threadId: string, runId: string): Promise<AgentRun> {
+    const r = await this.repo.getRun(pathId(threadId, 'thread_id'), pathId(runId, 'run_id'));
+    if (!r) throw notFound(`Run ${runId}`);
+    return toRun(r);
+  }
+
+  async listRuns(threadId: string, limit: number, offset: number, status?: AgentRunStatus): Promise<AgentRun[]> {
+    const tid = pathId(threadId, 'thread_id');
+    const t = await this.repo.getThreadRow(tid);
+    if (!t) throw notFound(`Thread ${threadId}`);
+    return (await this.repo.listRuns(tid, limit, offset, status)).map(toRun);
+  }
+
+  async cancelRun(threadId: string, runId: string, action: 'interrupt' | 'rollback', wait: boolean): Promise<void> {
+    const tid = pathId(threadId, 'thread_id');
+    const rid = pathId(runId, 'run_id');
+    const r = await this.repo.cancelRun(tid, rid, action);
+    if (r === 'absent') throw notFound(`Run ${runId}`);
+    if (wait && r === 'signalled') await this.waitForEnd(tid, rid);
+  }
+
+  async deleteRun(threadId: string, runId: string): Promise<void> {
+    const r = await this.repo.deleteRun(pathId(threadId, 'thread_id'), pathId(runId, 'run_id'));
+    if (r === 'absent') throw notFound(`Run ${runId}`);
+    if (r === 'active') throw conflict(`Run ${runId} is still pending or running; cancel it first`);
+  }
+
+  /** Resolves when the run has ended (by its NOTIFY, never a timer); null when it no longer exists. */
+  async waitForEnd(threadId: string | null, runId: string, signal?: AbortSignal): Promise<RunRow | null> {
+    for (;;) {
+      const sub = this.notifier.next(CHANNELS.done, runId, signal);
+      const run = await this.repo.getRun(threadId, runId);
+      if (!run || isTerminal(run.status) || signal?.aborted) {
+        sub.cancel();
+        return run;
+      }
+      await sub.promise;
+    }
+  }
+
+  /** The body join and wait answer with: the final values, or {__error__} for a failed run. */
+  static finalBody(run: RunRow | null): unknown {
+    if (!run) return { __error__: { error: 'RunDeleted', message: 'The run was deleted (rolled back) before it ended' } };
+    if (run.status === 'error' || run.status === 'timeout') return { __error__: run.error ?? { error: 'Error', message: `run ended as ${run.status}` } };
+    return run.result ?? {};
+  }
+
+  async join(threadId: string, runId: string): Promise<unknown> {
+    const tid = pathId(threadId, 'thread_id');
+    const rid = pathId(runId, 'run_id');
+    if (!(await this.repo.getRun(tid, rid))) throw notFound(`Run ${runId}`);
+    const run = await this.waitForEnd(tid, rid);
+    if (!run) throw notFound(`Run ${runId}`);
+    return AgentService.finalBody(run);
+  }
+
+  async requireRun(threadId: string | null, runId: string): Promise<RunRow> {
+    const r = await this.repo.getRun(threadId === null ? null : pathId(threadId, 'thread_id'), pathId(runId, 'run_id'));
+    if (!r) throw notFound(`Run ${runId}`);
+    return r;
+  }
+
+  /** A run's stream events after `afterSeq`, live until the run ends: replayable from the database by any process. */
+  async *events(threadId: string | null, runId: string, afterSeq: number, signal: AbortSignal): AsyncGenerator<StreamEvent> {
+    let last = afterSeq;
+    for (;;) {
+      const ev = this.notifier.next(CHANNELS.events, runId, signal);
+      const done = this.notifier.next(CHANNELS.done, runId, signal);
+      try {
+        const run = await this.repo.getRun(threadId, runId);
+        const rows = await this.repo.readEvents(runId, last);
+        for (const r of rows) {
+          last = r.seq;
+          yield r;
+        }
+        if (rows.length === 1000) continue;
+        if (!run || isTerminal(run.status) || signal.aborted) return;
+        await Promise.race([ev.promise, done.promise]);
+      } finally {
+        ev.cancel();
+        done.cancel();
+      }
+    }
+  }
+
+  /** Removes the temporary thread of a stateless run once its caller has the result. */
+  async dropTemporaryThread(run: RunRow): Promise<void> {
+    if ((run.kwargs as { temporary?: boolean }).temporary) await this.repo.deleteThread(run.thread_id);
+  }
+
+  async cancelQuietly(threadId: string, runId: string): Promise<void> {
+    await this.repo.cancelRun(threadId, runId, 'interrupt').catch(() => undefined);
+  }
+}
+
+function emptyState(): AgentThreadState {
+  return { values: {}, next: [], tasks: [], checkpoint: null, metadata: null, created_at: null, parent_checkpoint: null, interrupts: [] };
+}
+
+function checkpointOf(c: { configurable?: Record<string, unknown> } | undefined): AgentThreadState['checkpoint'] {
+  const cf = c?.configurable;
+  if (!cf?.checkpoint_id) return null;
+  return { thread_id: String(cf.thread_id), checkpoint_ns: String(cf.checkpoint_ns ?? ''), checkpoint_id: String(cf.checkpoint_id), checkpoint_map: cf.checkpoint_map ?? null };
+}
+
+function toState(s: StateSnapshotLike): AgentThreadState {
+  const tasks = (s.tasks ?? []).map((t) => ({
+    id: t.id,
+    name: t.name,
+    error: t.error ? String((t.error as Error).message ?? t.error) : null,
+    interrupts: toWire(t.interrupts ?? []),
+    checkpoint: null,
+    state: t.state ? toWire(t.state) : null,
+    result: toWire(t.result) ?? null,
+  }));
+  return {
+    values: toWire(s.values) ?? {},
+    next: s.next ?? [],
+    tasks,
+    checkpoint: checkpointOf(s.config),
+    metadata: toWire(s.metadata) ?? null,
+    created_at: s.createdAt ?? null,
+    parent_checkpoint: checkpointOf(s.parentConfig),
+    interrupts: tasks.flatMap((t) => t.interrupts as unknown[]),
+  };
+}

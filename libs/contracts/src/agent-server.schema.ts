@@ -1,0 +1,220 @@
+import { z } from 'zod';
+
+/**
+ * The agent server ({deployment_url}): assistants, threads and runs as the published
+ * `@langchain/langgraph-sdk` client sends and reads them (wire/clients.md section 3).
+ */
+
+export const AGENT_RUN_STATUSES = ['pending', 'running', 'error', 'success', 'timeout', 'interrupted'] as const;
+export type AgentRunStatus = (typeof AGENT_RUN_STATUSES)[number];
+export const AGENT_THREAD_STATUSES = ['idle', 'busy', 'interrupted', 'error'] as const;
+export type AgentThreadStatus = (typeof AGENT_THREAD_STATUSES)[number];
+export const MULTITASK_STRATEGIES = ['reject', 'interrupt', 'rollback', 'enqueue'] as const;
+export type MultitaskStrategy = (typeof MULTITASK_STRATEGIES)[number];
+export const AGENT_STREAM_MODES = ['values', 'messages', 'messages-tuple', 'updates', 'events', 'debug', 'tasks', 'checkpoints', 'custom'] as const;
+export type AgentStreamMode = (typeof AGENT_STREAM_MODES)[number];
+export const AGENT_DURABILITIES = ['sync', 'async', 'exit'] as const;
+
+const uuid = z.string().uuid();
+const jsonObject = z.record(z.string(), z.unknown());
+const sortOrder = z.enum(['asc', 'desc']);
+const limit = z.coerce.number().int().min(1).max(1000).default(10);
+const offset = z.coerce.number().int().min(0).default(0);
+
+export const agentGraphConfigSchema = z
+  .object({
+    tags: z.array(z.string()).optional(),
+    recursion_limit: z.number().int().min(1).optional(),
+    configurable: jsonObject.optional(),
+  })
+  .passthrough();
+export type AgentGraphConfig = z.infer<typeof agentGraphConfigSchema>;
+
+// --- assistants ----------------------------------------------------------------------------------
+
+export const agentAssistantCreateSchema = z
+  .object({
+    graph_id: z.string().min(1),
+    assistant_id: uuid.optional(),
+    config: agentGraphConfigSchema.optional(),
+    context: jsonObject.optional(),
+    metadata: jsonObject.optional(),
+    if_exists: z.enum(['raise', 'do_nothing']).default('raise'),
+    name: z.string().min(1).max(500).optional(),
+    description: z.string().max(5000).nullable().optional(),
+  })
+  .strict();
+export type AgentAssistantCreate = z.infer<typeof agentAssistantCreateSchema>;
+
+export const agentAssistantSearchSchema = z
+  .object({
+    graph_id: z.string().optional(),
+    name: z.string().optional(),
+    metadata: jsonObject.optional(),
+    limit,
+    offset,
+    sort_by: z.enum(['assistant_id', 'graph_id', 'name', 'created_at', 'updated_at']).default('created_at'),
+    sort_order: sortOrder.default('asc'),
+    select: z.array(z.string()).optional(),
+  })
+  .strict();
+export type AgentAssistantSearch = z.infer<typeof agentAssistantSearchSchema>;
+
+export interface AgentAssistant {
+  assistant_id: string;
+  graph_id: string;
+  name: string;
+  description: string | null;
+  config: AgentGraphConfig;
+  context: Record<string, unknown>;
+  metadata: Record<string, unknown>;
+  version: number;
+  created_at: string;
+  updated_at: string;
+}
+
+// --- threads -------------------------------------------------------------------------------------
+
+export const agentThreadCreateSchema = z
+  .object({
+    thread_id: uuid.optional(),
+    metadata: jsonObject.optional(),
+    if_exists: z.enum(['raise', 'do_nothing']).default('raise'),
+    ttl: z.unknown().optional(),
+    supersteps: z.unknown().optional(),
+  })
+  .strict();
+export type AgentThreadCreate = z.infer<typeof agentThreadCreateSchema>;
+
+export const agentThreadPatchSchema = z.object({ metadata: jsonObject.optional(), ttl: z.unknown().optional() }).strict();
+export type AgentThreadPatch = z.infer<typeof agentThreadPatchSchema>;
+
+export const agentThreadSearchSchema = z
+  .object({
+    metadata: jsonObject.optional(),
+    ids: z.array(uuid).optional(),
+    values: jsonObject.optional(),
+    status: z.enum(AGENT_THREAD_STATUSES).optional(),
+    limit,
+    offset,
+    sort_by: z.enum(['thread_id', 'status', 'created_at', 'updated_at']).default('created_at'),
+    sort_order: sortOrder.default('desc'),
+    select: z.array(z.string()).optional(),
+  })
+  .strict();
+export type AgentThreadSearch = z.infer<typeof agentThreadSearchSchema>;
+
+export const agentThreadHistorySchema = z
+  .object({
+    limit: z.coerce.number().int().min(1).max(1000).default(10),
+    before: z.union([z.string(), z.object({ configurable: jsonObject }).passthrough()]).optional(),
+    metadata: jsonObject.optional(),
+    checkpoint: jsonObject.optional(),
+  })
+  .strict();
+export type AgentThreadHistory = z.infer<typeof agentThreadHistorySchema>;
+
+export interface AgentThread {
+  thread_id: string;
+  created_at: string;
+  updated_at: string;
+  state_updated_at: string;
+  metadata: Record<string, unknown>;
+  status: AgentThreadStatus;
+  values: unknown;
+  interrupts: Record<string, unknown>;
+  config: Record<string, unknown>;
+  error: unknown;
+}
+
+// --- runs ----------------------------------------------------------------------------------------
+
+const streamModeSchema = z.union([z.enum(AGENT_STREAM_MODES), z.array(z.enum(AGENT_STREAM_MODES))]);
+
+const agentRunCreateShape = {
+  assistant_id: z.string().min(1),
+  input: z.union([jsonObject, z.null()]).optional(),
+  command: z
+    .object({ resume: z.unknown().optional(), update: z.unknown().optional(), goto: z.unknown().optional() })
+    .passthrough()
+    .nullable()
+    .optional(),
+  config: agentGraphConfigSchema.optional(),
+  context: jsonObject.optional(),
+  metadata: jsonObject.optional(),
+  stream_mode: streamModeSchema.optional(),
+  stream_subgraphs: z.boolean().optional(),
+  stream_resumable: z.boolean().optional(),
+  interrupt_before: z.union([z.literal('*'), z.array(z.string())]).optional(),
+  interrupt_after: z.union([z.literal('*'), z.array(z.string())]).optional(),
+  webhook: z.string().optional(),
+  multitask_strategy: z.enum(MULTITASK_STRATEGIES).optional(),
+  after_seconds: z.number().min(0).max(86_400).optional(),
+  if_not_exists: z.enum(['create', 'reject']).optional(),
+  checkpoint_during: z.boolean().optional(),
+  durability: z.enum(AGENT_DURABILITIES).optional(),
+  on_completion: z.enum(['delete', 'keep', 'complete', 'continue']).optional(),
+  on_disconnect: z.enum(['cancel', 'continue']).optional(),
+  feedback_keys: z.array(z.string()).optional(),
+  langsmith_tracer: z.object({ project_name: z.string().optional(), example_id: z.string().optional() }).passthrough().optional(),
+  checkpoint: z.unknown().optional(),
+  checkpoint_id: z.string().optional(),
+};
+
+export const agentRunCreateSchema = z.object(agentRunCreateShape).strict();
+export type AgentRunCreate = z.infer<typeof agentRunCreateSchema>;
+
+export const agentRunListQuerySchema = z
+  .object({
+    limit,
+    offset,
+    status: z.enum(AGENT_RUN_STATUSES).optional(),
+    select: z.string().optional(),
+  })
+  .strict();
+
+export const agentRunCancelQuerySchema = z
+  .object({
+    wait: z.enum(['0', '1', 'true', 'false']).default('0').transform((v) => v === '1' || v === 'true'),
+    action: z.enum(['interrupt', 'rollback']).default('interrupt'),
+  })
+  .strict();
+
+export const agentRunJoinStreamQuerySchema = z
+  .object({
+    cancel_on_disconnect: z.enum(['0', '1', 'true', 'false']).default('0').transform((v) => v === '1' || v === 'true'),
+    stream_mode: z.string().optional(),
+  })
+  .strict();
+
+export interface AgentRun {
+  run_id: string;
+  thread_id: string;
+  assistant_id: string;
+  created_at: string;
+  updated_at: string;
+  status: AgentRunStatus;
+  metadata: Record<string, unknown>;
+  kwargs: Record<string, unknown>;
+  multitask_strategy: MultitaskStrategy;
+}
+
+export interface AgentThreadState {
+  values: unknown;
+  next: string[];
+  tasks: unknown[];
+  checkpoint: { thread_id: string; checkpoint_ns: string; checkpoint_id: string; checkpoint_map: unknown } | null;
+  metadata: unknown;
+  created_at: string | null;
+  parent_checkpoint: unknown;
+  interrupts: unknown[];
+}
+
+/** The graph configuration file (langgraph_config_path): graph names mapped to "./module.js:export". */
+export const agentGraphsConfigFileSchema = z
+  .object({
+    graphs: z.record(z.string().min(1), z.string().regex(/^[^:]+(:[A-Za-z_$][\w$]*)?$/, 'expected "./path/to/module.js:exportName"')),
+    env: z.union([z.record(z.string(), z.string()), z.string()]).optional(),
+  })
+  .passthrough();
+export type AgentGraphsConfigFile = z.infer<typeof agentGraphsConfigFileSchema>;
