@@ -1,5 +1,27 @@
 import 'reflect-metadata';
+import { z } from 'zod';
 import { runBusService } from '@th/bus';
-import { ControlPlaneModule } from '@th/control-plane';
+import { loadConfig, secret } from '@th/config';
+import { openServiceDataSource } from '@th/database';
+import {
+  CONTROL_PLANE_ENTITIES,
+  CONTROL_PLANE_MIGRATIONS,
+  CONTROL_PLANE_SCHEMA,
+  ControlPlaneModule,
+  controlPlaneConfigShape,
+  controlPlaneOptionsFromConfig,
+} from '@th/control-plane';
 
-runBusService('control-plane', 8083, ControlPlaneModule);
+const config = loadConfig(
+  z.object({ ...controlPlaneConfigShape, DATABASE_URL: secret(z.string().url()), DATA_DIR: z.string().default('./.data'), CONTROL_PLANE_SECRETS_KEY: secret(z.string().min(16)) }),
+  process.env,
+);
+
+runBusService(
+  'control-plane',
+  8083,
+  ControlPlaneModule.forRoot(
+    () => openServiceDataSource({ url: config.DATABASE_URL, schema: CONTROL_PLANE_SCHEMA, entities: CONTROL_PLANE_ENTITIES, migrations: CONTROL_PLANE_MIGRATIONS }),
+    controlPlaneOptionsFromConfig(config, { databaseUrl: config.DATABASE_URL, dataDir: config.DATA_DIR, env: process.env }),
+  ),
+);

@@ -6,6 +6,7 @@ import { AuthGuard, IDENTITY_RESOLVER } from '@th/auth';
 import { AuditModule, type AuditOptions } from '@th/audit';
 import { BusModule, type EventBus } from '@th/bus';
 import { ClickHouseModule, type ClickHouse } from '@th/clickhouse';
+import { ControlPlaneModule, type ControlPlaneOptions } from '@th/control-plane';
 import { FeedbackModule } from '@th/feedback';
 import { GatewayModule, IdentityService, type GatewayInfoOptions, type GatewayModuleOptions } from '@th/gateway';
 import { CachedProjectDirectory, IngestModule, ProjectDirectory, type IngestOptions } from '@th/ingest';
@@ -32,6 +33,7 @@ export interface StandaloneParts {
   info: GatewayInfoOptions;
   gateway?: GatewayModuleOptions;
   ingest: IngestOptions;
+  controlPlane?: { dataSource: DataSource; options: ControlPlaneOptions };
 }
 
 /** Every service module in one Nest app: the gateway authenticates in process, no HTTP hop. */
@@ -62,6 +64,7 @@ export class StandaloneModule {
         GatewayModule.forRoot(parts.gatewayDb, parts.info, parts.gateway),
         WiringModule,
         IngestModule.forRoot(parts.ingest),
+        ...(parts.controlPlane ? [ControlPlaneModule.forRoot(parts.controlPlane.dataSource, parts.controlPlane.options)] : []),
         AuditModule.forRoot(parts.auditDb, parts.audit),
         FeedbackModule.forRoot({ writes: true, reads: true, writer: true }),
       ],

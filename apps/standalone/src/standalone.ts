@@ -5,6 +5,7 @@ import type { INestApplication } from '@nestjs/common';
 import { AUDIT_ENTITIES, AUDIT_MIGRATIONS } from '@th/audit';
 import { InProcessBus } from '@th/bus';
 import { ClickHouse, migrateClickHouse } from '@th/clickhouse';
+import { CONTROL_PLANE_ENTITIES, CONTROL_PLANE_MIGRATIONS, CONTROL_PLANE_SCHEMA, controlPlaneOptionsFromConfig } from '@th/control-plane';
 import { openServiceDataSource, startEmbeddedPostgres, type EmbeddedPostgresHandle } from '@th/database';
 import { GATEWAY_ENTITIES, GATEWAY_MIGRATIONS, IdentityService, generateApiKey } from '@th/gateway';
 import { createHttpApp } from '@th/platform';
@@ -40,6 +41,16 @@ function sessionSecret(config: StandaloneConfig, dataDir: string): string {
   return value;
 }
 
+function controlPlaneSecretsKey(config: StandaloneConfig, dataDir: string): string {
+  if (config.CONTROL_PLANE_SECRETS_KEY) return config.CONTROL_PLANE_SECRETS_KEY;
+  // Persisted, so deployment secrets stored before a restart can still be decrypted after it.
+  const file = join(dataDir, 'control-plane-secrets-key');
+  if (existsSync(file)) return readFileSync(file, 'utf8').trim();
+  const value = randomBytes(32).toString('base64url');
+  writeFileSync(file, value + '\n', { mode: 0o600 });
+  return value;
+}
+
 /** Starts the whole service in this process: embedded PostgreSQL, chDB, the in-process bus. */
 export async function startStandalone(config: StandaloneConfig): Promise<RunningStandalone> {
   const dataDir = resolve(config.DATA_DIR);
@@ -51,6 +62,7 @@ export async function startStandalone(config: StandaloneConfig): Promise<Running
   const gatewayDb = await openServiceDataSource({ url: dbUrl, schema: 'gateway', entities: GATEWAY_ENTITIES, migrations: GATEWAY_MIGRATIONS });
   const queryDb = await openServiceDataSource({ url: dbUrl, schema: 'query', entities: QUERY_ENTITIES, migrations: QUERY_MIGRATIONS });
   const auditDb = await openServiceDataSource({ url: dbUrl, schema: 'audit', entities: AUDIT_ENTITIES, migrations: AUDIT_MIGRATIONS, poolSize: 4 });
+  const controlPlaneDb = await openServiceDataSource({ url: dbUrl, schema: CONTROL_PLANE_SCHEMA, entities: CONTROL_PLANE_ENTITIES, migrations: CONTROL_PLANE_MIGRATIONS, poolSize: 6 });
   const bus = new InProcessBus();
   const app = await createHttpApp(
     StandaloneModule.create({
@@ -69,6 +81,16 @@ export async function startStandalone(config: StandaloneConfig): Promise<Running
       gateway: {
         identity: { sessionSecret: sessionSecret(config, dataDir), defaultCanUseAuditLogs: config.DEFAULT_ORG_FEATURE_CAN_USE_AUDIT_LOGS },
         sessionTtlSeconds: config.SESSION_TTL_SECONDS,
+      },
+      controlPlane: {
+        dataSource: controlPlaneDb,
+        options: controlPlaneOptionsFromConfig(config, {
+          databaseUrl: dbUrl,
+          dataDir,
+          secretsKey: controlPlaneSecretsKey(config, dataDir),
+          host: config.HOST === '0.0.0.0' ? '127.0.0.1' : config.HOST,
+          env: process.env,
+        }),
       },
       ingest: {
         writer: true,
@@ -99,6 +121,7 @@ export async function startStandalone(config: StandaloneConfig): Promise<Running
       await app.close(); // stops HTTP intake, drains the bus, closes ClickHouse
       await gatewayDb.destroy();
       await queryDb.destroy();
+      await controlPlaneDb.destroy();
       await auditDb.destroy();
       if (pg) await pg.stop();
     },

@@ -9,4 +9,5 @@ export * from './audit.schema';
 export * from './feedback.schema';
 export * from './audit-logs.schema';
 export * from './topics';
+export * from './control-plane.schema';
 export * from './agent-server.schema';

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { runEventSchema, runControlEventSchema } from './events.schema';
 import { auditRecordSchema } from './audit.schema';
+import { deploymentCreatedEventSchema } from './control-plane.schema';
 import { feedbackEventSchema } from './feedback.schema';
 
 /** Every bus topic and the payload it carries. Publishing is typed by topic. */
@@ -32,7 +33,7 @@ export const topicPayloadSchemas = {
   'runs.dlq': deadLetterSchema,
   feedback: feedbackEventSchema,
   audit: auditRecordSchema,
-  deployments: genericEvent,
+  deployments: deploymentCreatedEventSchema,
   exports: genericEvent,
 } satisfies Record<TopicName, z.ZodTypeAny>;
 

@@ -1,5 +1,70 @@
-import { Module } from '@nestjs/common';
+import { Module, type DynamicModule, type OnApplicationShutdown } from '@nestjs/common';
+import type { DataSource } from 'typeorm';
+import { CONTROL_PLANE_OPTIONS, type ControlPlaneOptions } from './control-plane.options';
+import { DeploymentsController, UnversionedUploadUrlController, UploadsController } from './deployments/deployments.controller';
+import { DeploymentsRepository } from './deployments/deployments.repository';
+import { DeploymentsService } from './deployments/deployments.service';
+import { IntegrationsController } from './integrations/integrations.controller';
+import { IntegrationsRepository } from './integrations/integrations.repository';
+import { IntegrationsService } from './integrations/integrations.service';
+import { ListenersController } from './listeners/listeners.controller';
+import { ListenersRepository } from './listeners/listeners.repository';
+import { ControlPlaneMigration } from './migrations';
+import { ControlPlaneOpenApiController } from './openapi/openapi.controller';
+import { K8sDriver } from './rollout/k8s.driver';
+import { LocalDriver } from './rollout/local.driver';
+import { RolloutWorkerHandle } from './rollout/rollout-worker.handle';
+import { RolloutWorker } from './rollout/rollout.worker';
+import { SecretsCipher } from './secrets.cipher';
+import { UploadsRepository } from './uploads/uploads.repository';
 
-/** The control-plane service: the deployment control plane (deployments, revisions, listeners). Its domain arrives with its own issue; today it boots, reports health and joins the bus. */
+export const CONTROL_PLANE_SCHEMA = 'control_plane';
+export const CONTROL_PLANE_ENTITIES: never[] = [];
+export const CONTROL_PLANE_MIGRATIONS = [ControlPlaneMigration];
+export const CONTROL_PLANE_DATA_SOURCE = Symbol('CONTROL_PLANE_DATA_SOURCE');
+
+class OwnedDataSource implements OnApplicationShutdown {
+  constructor(private readonly ds: DataSource | null) {}
+  async onApplicationShutdown(): Promise<void> {
+    if (this.ds?.isInitialized) await this.ds.destroy();
+  }
+}
+
+/**
+ * The deployment control plane ({control_plane_url}): deployments, revisions, listeners, integrations,
+ * upload URLs, and the rollout worker with its local and Kubernetes drivers. Needs EventBus and AuditPublisher
+ * (BusModule) from the host. `dataSource` is the `control_plane` schema's, or a factory that opens it (owned then).
+ */
 @Module({})
-export class ControlPlaneModule {}
+export class ControlPlaneModule {
+  static forRoot(dataSource: DataSource | (() => Promise<DataSource>), opts: ControlPlaneOptions): DynamicModule {
+    const owned = typeof dataSource === 'function';
+    return {
+      module: ControlPlaneModule,
+      controllers: [DeploymentsController, UnversionedUploadUrlController, UploadsController, ListenersController, IntegrationsController, ControlPlaneOpenApiController],
+      providers: [
+        { provide: CONTROL_PLANE_OPTIONS, useValue: opts },
+        { provide: CONTROL_PLANE_DATA_SOURCE, useFactory: () => (typeof dataSource === 'function' ? dataSource() : dataSource) },
+        { provide: OwnedDataSource, inject: [CONTROL_PLANE_DATA_SOURCE], useFactory: (ds: DataSource) => new OwnedDataSource(owned ? ds : null) },
+        { provide: DeploymentsRepository, inject: [CONTROL_PLANE_DATA_SOURCE], useFactory: (ds: DataSource) => new DeploymentsRepository(ds) },
+        { provide: ListenersRepository, inject: [CONTROL_PLANE_DATA_SOURCE], useFactory: (ds: DataSource) => new ListenersRepository(ds) },
+        { provide: IntegrationsRepository, inject: [CONTROL_PLANE_DATA_SOURCE], useFactory: (ds: DataSource) => new IntegrationsRepository(ds) },
+        { provide: UploadsRepository, inject: [CONTROL_PLANE_DATA_SOURCE], useFactory: (ds: DataSource) => new UploadsRepository(ds) },
+        { provide: SecretsCipher, useValue: new SecretsCipher(opts.secretsKey) },
+        {
+          provide: RolloutWorkerHandle,
+          inject: [CONTROL_PLANE_DATA_SOURCE, DeploymentsRepository, ListenersRepository, UploadsRepository, SecretsCipher],
+          useFactory: (ds: DataSource, repo: DeploymentsRepository, listeners: ListenersRepository, uploads: UploadsRepository, cipher: SecretsCipher) => {
+            const local = new LocalDriver(opts.local, uploads);
+            const k8s = new K8sDriver({ readyTimeoutMs: opts.k8s.readyTimeoutMs, secretsKey: opts.secretsKey });
+            const worker = opts.rolloutWorker ? new RolloutWorker(ds, repo, listeners, cipher, { local, k8s }, { pollMs: opts.rolloutPollMs }) : null;
+            return new RolloutWorkerHandle(worker, [local, k8s]);
+          },
+        },
+        DeploymentsService,
+        IntegrationsService,
+      ],
+      exports: [DeploymentsService],
+    };
+  }
+}

@@ -1,0 +1,75 @@
+import { existsSync, readFileSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
+import { z } from 'zod';
+import { bool, secret } from '@th/config';
+import type { ControlPlaneOptions } from './control-plane.options';
+
+/** The control plane's settings (one zod shape; the standalone and cluster apps parse it at boot). */
+export const controlPlaneConfigShape = {
+  /** cloud: git_host offered, external_docker refused; self_hosted: the reverse. */
+  CONTROL_PLANE_INSTALLATION: z.enum(['cloud', 'self_hosted']).default('self_hosted'),
+  CONTROL_PLANE_SECRETS_KEY: secret(z.string().min(16).optional()),
+  CONTROL_PLANE_PUBLIC_URL: z.string().url().optional(),
+  CONTROL_PLANE_DATA_DIR: z.string().optional(),
+  /** PostgreSQL where each deployment's own database is created (default: DATABASE_URL). */
+  AGENT_DATABASE_URL: secret(z.string().url().optional()),
+  /** JSON array: the command that starts an agent server (default: node scripts/run.js agent-server). */
+  AGENT_SERVER_COMMAND: z.string().optional(),
+  /** Where deployed agent servers send their traces (LANGSMITH_ENDPOINT). */
+  AGENT_TRACING_ENDPOINT: z.string().url().optional(),
+  ROLLOUT_WORKER: bool(true),
+  ROLLOUT_POLL_MS: z.coerce.number().int().min(50).default(2000),
+  BUILD_TIMEOUT_MS: z.coerce.number().int().min(1000).default(600_000),
+  DEPLOY_TIMEOUT_MS: z.coerce.number().int().min(1000).default(120_000),
+  K8S_READY_TIMEOUT_MS: z.coerce.number().int().min(1000).default(600_000),
+  UPLOAD_TTL_SECONDS: z.coerce.number().int().min(10).default(3600),
+  MAX_TARBALL_BYTES: z.coerce.number().int().min(1024).default(200 * 1024 * 1024),
+};
+export const controlPlaneConfigSchema = z.object(controlPlaneConfigShape);
+export type ControlPlaneConfig = z.infer<typeof controlPlaneConfigSchema>;
+
+/** The repository root (holds scripts/run.js), from this file in src (jest) or dist. */
+export function findRepoRoot(from = __dirname): string {
+  let dir = from;
+  for (let i = 0; i < 8; i++) {
+    const pkg = join(dir, 'package.json');
+    if (existsSync(pkg) && (JSON.parse(readFileSync(pkg, 'utf8')) as { name?: string }).name === 'tracehouse') return dir;
+    dir = dirname(dir);
+  }
+  return resolve('.');
+}
+
+export function controlPlaneOptionsFromConfig(
+  c: ControlPlaneConfig,
+  ctx: { databaseUrl: string; dataDir: string; secretsKey?: string; host?: string; env: Record<string, string | undefined> },
+): ControlPlaneOptions {
+  const secretsKey = c.CONTROL_PLANE_SECRETS_KEY ?? ctx.secretsKey;
+  if (!secretsKey) throw new Error('CONTROL_PLANE_SECRETS_KEY is required');
+  const baseEnv: Record<string, string> = {};
+  for (const k of ['PATH', 'HOME', 'LANG', 'TZ', 'TMPDIR', 'NODE_OPTIONS', 'npm_config_cache']) {
+    const v = ctx.env[k];
+    if (v !== undefined) baseEnv[k] = v;
+  }
+  const root = findRepoRoot();
+  const command = c.AGENT_SERVER_COMMAND ? (JSON.parse(c.AGENT_SERVER_COMMAND) as string[]) : [process.execPath, join(root, 'scripts', 'run.js'), 'agent-server'];
+  return {
+    installation: c.CONTROL_PLANE_INSTALLATION,
+    secretsKey,
+    publicUrl: c.CONTROL_PLANE_PUBLIC_URL ?? null,
+    maxTarballBytes: c.MAX_TARBALL_BYTES,
+    uploadTtlSeconds: c.UPLOAD_TTL_SECONDS,
+    rolloutWorker: c.ROLLOUT_WORKER,
+    rolloutPollMs: c.ROLLOUT_POLL_MS,
+    local: {
+      workDir: resolve(c.CONTROL_PLANE_DATA_DIR ?? join(ctx.dataDir, 'control-plane')),
+      databaseAdminUrl: c.AGENT_DATABASE_URL ?? ctx.databaseUrl,
+      agentServerCommand: command,
+      agentServerEnv: c.AGENT_TRACING_ENDPOINT ? { LANGSMITH_ENDPOINT: c.AGENT_TRACING_ENDPOINT, LANGSMITH_TRACING: 'true' } : {},
+      baseEnv,
+      host: ctx.host ?? '127.0.0.1',
+      buildTimeoutMs: c.BUILD_TIMEOUT_MS,
+      deployTimeoutMs: c.DEPLOY_TIMEOUT_MS,
+    },
+    k8s: { readyTimeoutMs: c.K8S_READY_TIMEOUT_MS },
+  };
+}
