@@ -7,6 +7,7 @@ import { BusModule, EventBus, kafkaOptionsFromConfig } from '@th/bus';
 import { bool, commonConfigShape, internalAuthShape, kafkaConfigShape, loadConfig, port, secret } from '@th/config';
 import { openServiceDataSource } from '@th/database';
 import { GATEWAY_ENTITIES, GATEWAY_MIGRATIONS, GatewayModule, IdentityService, gatewayProxy } from '@th/gateway';
+import { createRedisRateLimiter, rateLimitConfigShape, redisRateLimitConfigShape } from '@th/gateway';
 import { HealthModule, createHttpApp, listen, runUntilSignal } from '@th/platform';
 
 const configSchema = z.object({
@@ -29,6 +30,8 @@ const configSchema = z.object({
   DEFAULT_ORG_FEATURE_CAN_USE_AUDIT_LOGS: bool(false),
   MAX_BODY_BYTES: z.coerce.number().int().min(1024).default(25 * 1024 * 1024),
   INGEST_BATCH_SIZE_LIMIT: z.coerce.number().int().min(1).default(100),
+  ...rateLimitConfigShape,
+  ...redisRateLimitConfigShape,
 });
 
 runUntilSignal('gateway', async () => {
@@ -54,11 +57,13 @@ runUntilSignal('gateway', async () => {
     ],
   })
   class GatewayAppModule {}
+  const rateLimit = await createRedisRateLimiter(config); // counters in Redis, shared by every replica
   const app = await createHttpApp(GatewayAppModule, {
     service: 'gateway',
     logLevel: config.LOG_LEVEL,
     maxBodyBytes: config.MAX_BODY_BYTES,
     beforeBody: [
+      rateLimit.middleware,
       gatewayProxy({
         upstreams: {
           ingest: config.INGEST_URL,
@@ -75,5 +80,5 @@ runUntilSignal('gateway', async () => {
   });
   await app.get(EventBus).healthy(); // joins the bus: topics exist, producer connected
   if (config.BOOTSTRAP_API_KEY) await identity.bootstrap(config.BOOTSTRAP_API_KEY);
-  return listen(app, config.HOST, config.PORT, () => db.destroy());
+  return listen(app, config.HOST, config.PORT, () => rateLimit.close().then(() => db.destroy()));
 });

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { bool, commonConfigShape, port, secret } from '@th/config';
+import { rateLimitConfigShape } from '@th/gateway';
 import { controlPlaneConfigShape } from '@th/control-plane';
 
 export const standaloneConfigSchema = z.object({
@@ -15,6 +16,8 @@ export const standaloneConfigSchema = z.object({
   WRITER_MAX_BATCH: z.coerce.number().int().min(1).default(20_000),
   WRITER_CACHE_ENTRIES: z.coerce.number().int().min(0).default(100_000),
   PRINT_BANNER: bool(true),
+  /** Rate limits with counters in this process (RATE_LIMIT_ENABLED, _REGION, _TRUSTED_PROXIES, _OVERRIDES). */
+  ...rateLimitConfigShape,
   /** The deployment control plane (CONTROL_PLANE_*, AGENT_*, ROLLOUT_*...; see the control-plane README section). */
   ...controlPlaneConfigShape,
   /** Audit logs for every non-personal organization that has no can_use_audit_logs setting of its own. */

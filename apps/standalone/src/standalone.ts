@@ -8,6 +8,7 @@ import { ClickHouse, migrateClickHouse } from '@th/clickhouse';
 import { CONTROL_PLANE_ENTITIES, CONTROL_PLANE_MIGRATIONS, CONTROL_PLANE_SCHEMA, controlPlaneOptionsFromConfig } from '@th/control-plane';
 import { openServiceDataSource, startEmbeddedPostgres, type EmbeddedPostgresHandle } from '@th/database';
 import { GATEWAY_ENTITIES, GATEWAY_MIGRATIONS, IdentityService, generateApiKey } from '@th/gateway';
+import { createMemoryRateLimiter, type RateLimiter } from '@th/gateway';
 import { createHttpApp } from '@th/platform';
 import { QUERY_ENTITIES, QUERY_MIGRATIONS } from '@th/query';
 import type { StandaloneConfig } from './config';
@@ -20,6 +21,8 @@ export interface RunningStandalone {
   organizationId: string;
   workspaceId: string;
   ch: ClickHouse;
+  /** The rate limiter in front of every route (null when RATE_LIMIT_ENABLED is false). */
+  rateLimiter: RateLimiter | null;
   close(): Promise<void>;
 }
 
@@ -64,6 +67,7 @@ export async function startStandalone(config: StandaloneConfig): Promise<Running
   const auditDb = await openServiceDataSource({ url: dbUrl, schema: 'audit', entities: AUDIT_ENTITIES, migrations: AUDIT_MIGRATIONS, poolSize: 4 });
   const controlPlaneDb = await openServiceDataSource({ url: dbUrl, schema: CONTROL_PLANE_SCHEMA, entities: CONTROL_PLANE_ENTITIES, migrations: CONTROL_PLANE_MIGRATIONS, poolSize: 6 });
   const bus = new InProcessBus();
+  const rateLimit = createMemoryRateLimiter(config);
   const app = await createHttpApp(
     StandaloneModule.create({
       bus,
@@ -100,7 +104,7 @@ export async function startStandalone(config: StandaloneConfig): Promise<Running
         batchSizeLimit: config.INGEST_BATCH_SIZE_LIMIT,
       },
     }),
-    { service: 'standalone', logLevel: config.LOG_LEVEL, maxBodyBytes: config.MAX_BODY_BYTES },
+    { service: 'standalone', logLevel: config.LOG_LEVEL, maxBodyBytes: config.MAX_BODY_BYTES, beforeBody: [rateLimit.middleware] },
   );
   const apiKey = bootstrapKey(config, dataDir);
   const seeded = await app.get(IdentityService).bootstrap(apiKey);
@@ -115,10 +119,12 @@ export async function startStandalone(config: StandaloneConfig): Promise<Running
     organizationId: seeded.organization_id,
     workspaceId: seeded.workspace_id,
     ch,
+    rateLimiter: rateLimit.limiter,
     async close() {
       if (closed) return;
       closed = true;
       await app.close(); // stops HTTP intake, drains the bus, closes ClickHouse
+      await rateLimit.close();
       await gatewayDb.destroy();
       await queryDb.destroy();
       await controlPlaneDb.destroy();

@@ -69,7 +69,7 @@ export interface Cluster {
  * PostgreSQL, and gateway, ingest and query as separate OS processes talking only through them.
  * Needs `npm run build` first (the services run from dist/).
  */
-export async function startCluster(opts: { ingestEnv?: Record<string, string> } = {}): Promise<Cluster> {
+export async function startCluster(opts: { ingestEnv?: Record<string, string>; gatewayEnv?: Record<string, string> } = {}): Promise<Cluster> {
   const work = mkdtempSync(join(tmpdir(), 'th-cluster-'));
   const kafka = await startKafka({ dataDir: join(work, 'kafka') });
   const clickhouse = await startClickHouseServerProcess(join(work, 'clickhouse'));
@@ -88,7 +88,9 @@ export async function startCluster(opts: { ingestEnv?: Record<string, string> } 
   const procs: Record<'gateway' | 'ingest' | 'query', AppProcess> = {} as never;
   const ports = { query: queryPort, ingest: ingestPort, gateway: await freePort() };
   const start = async (name: 'gateway' | 'ingest' | 'query') => {
-    const extra = name === 'gateway' ? { BOOTSTRAP_API_KEY: apiKey } : name === 'ingest' ? (opts.ingestEnv ?? {}) : {};
+    // Rate limits are off unless a test asks for them (with REDIS_URL): the spec's production values would throttle load tests.
+    const gatewayEnv = { BOOTSTRAP_API_KEY: apiKey, RATE_LIMIT_ENABLED: 'false', ...opts.gatewayEnv };
+    const extra = name === 'gateway' ? gatewayEnv : name === 'ingest' ? (opts.ingestEnv ?? {}) : {};
     procs[name] = await startAppProcess(name, { ...env, ...extra }, { port: ports[name] });
     return procs[name];
   };

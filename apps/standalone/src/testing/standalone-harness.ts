@@ -26,6 +26,8 @@ export async function startTestStandalone(env: Record<string, string> = {}): Pro
     BOOTSTRAP_API_KEY: `th_test_${randomBytes(12).toString('hex')}`,
     LOG_LEVEL: 'warn',
     PRINT_BANNER: 'false',
+    // The spec's production limits (1 stats call per 10 s per key...) would throttle functional tests; rate-limit tests turn them on.
+    RATE_LIMIT_ENABLED: 'false',
     ...env,
   });
   const running = await startStandalone(config);
