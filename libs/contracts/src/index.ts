@@ -11,3 +11,5 @@ export * from './audit-logs.schema';
 export * from './topics';
 export * from './control-plane.schema';
 export * from './agent-server.schema';
+export * from './llm.schema';
+export * from './otel.schema';

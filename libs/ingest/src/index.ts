@@ -6,3 +6,5 @@ export * from './run-merge';
 export * from './run-row';
 export * from './multipart';
 export * from './project-directory';
+export * from './otel/otlp-proto';
+export * from './otel/otlp-map';

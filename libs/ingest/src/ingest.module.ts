@@ -4,6 +4,8 @@ import { IngestService } from './ingest.service';
 import { RunWriterService } from './run-writer.service';
 import { INGEST_OPTIONS, type IngestOptions } from './ingest.options';
 import { PriceMapController } from './price-map/price-map.controller';
+import { OtelController } from './otel/otel.controller';
+import { OtelService } from './otel/otel.service';
 import { PriceMapRepository } from './price-map/price-map.repository';
 import { PriceMapService } from './price-map/price-map.service';
 
@@ -16,8 +18,8 @@ export class IngestModule {
   static forRoot(options: IngestOptions): DynamicModule {
     return {
       module: IngestModule,
-      controllers: [IngestController, PriceMapController],
-      providers: [{ provide: INGEST_OPTIONS, useValue: options }, IngestService, RunWriterService, PriceMapRepository, PriceMapService],
+      controllers: [IngestController, PriceMapController, OtelController],
+      providers: [{ provide: INGEST_OPTIONS, useValue: options }, IngestService, RunWriterService, PriceMapRepository, PriceMapService, OtelService],
       exports: [IngestService, RunWriterService],
     };
   }
