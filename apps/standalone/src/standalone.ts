@@ -81,7 +81,13 @@ export async function startStandalone(config: StandaloneConfig): Promise<Running
         retentionDays: config.AUDIT_RETENTION_DAYS,
         retentionIntervalMinutes: config.AUDIT_RETENTION_INTERVAL_MINUTES,
       },
-      info: { version: config.SERVICE_VERSION, maxBodyBytes: config.MAX_BODY_BYTES, batchSizeLimit: config.INGEST_BATCH_SIZE_LIMIT },
+      info: {
+        version: config.SERVICE_VERSION,
+        maxBodyBytes: config.MAX_BODY_BYTES,
+        batchSizeLimit: config.INGEST_BATCH_SIZE_LIMIT,
+        // The audit and export-worker modules run in this process; /info gates them by SERVICE_VERSION.
+        offered: { audit_logs: true, scheduled_exports: true, export_fields: true },
+      },
       gateway: {
         identity: { sessionSecret: sessionSecret(config, dataDir), defaultCanUseAuditLogs: config.DEFAULT_ORG_FEATURE_CAN_USE_AUDIT_LOGS },
         sessionTtlSeconds: config.SESSION_TTL_SECONDS,

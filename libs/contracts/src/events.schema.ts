@@ -30,6 +30,8 @@ export const runEventSchema = z.object({
     tags: z.array(z.string()).nullable().optional(),
     reference_example_id: z.string().nullable().optional(),
     trace_tier: z.string().nullable().optional(),
+    /** Set by ingest, never by clients: the workspace's retention in days per trace_tier (the row's expires_at). */
+    retention_days: z.record(z.string(), z.number().int().positive()).optional(),
   }),
   attachments: z
     .array(z.object({ name: z.string(), mime_type: z.string(), data_base64: z.string() }))

@@ -22,6 +22,7 @@ import { ProjectDirectory } from './project-directory';
 import { multipartBoundary, parseMultipart, MultipartError } from './multipart';
 import { INGEST_OPTIONS, type IngestOptions } from './ingest.options';
 import { nextVersion } from './run-writer.service';
+import { UsageGate, applyRetention } from './workspace-limits';
 
 type PatchWithId = RunUpdate & { id: string };
 export interface Attachment {
@@ -70,6 +71,8 @@ function receivedAt(): string {
 /** The one use case behind every run write (POST, PATCH, batch, multipart). */
 @Injectable()
 export class IngestService {
+  private usage?: UsageGate;
+
   constructor(
     private readonly bus: EventBus,
     private readonly projects: ProjectDirectory,
@@ -79,7 +82,10 @@ export class IngestService {
 
   async ingest(identity: Identity, posts: RunCreate[], patches: PatchWithId[], attachments: Map<string, Attachment[]> = new Map()): Promise<void> {
     if (posts.length + patches.length === 0) return;
+    // Before anything is written (toEvents may create projects): a refused request leaves nothing behind.
+    await (this.usage ??= new UsageGate(this.ch)).check(identity, posts);
     const events = await this.toEvents(identity, posts, patches, attachments);
+    applyRetention(identity, events);
     await this.bus.publish(TOPICS.runs, events);
   }
 

@@ -18,6 +18,18 @@ export interface RunRowKey {
 }
 export const keyOf = (k: RunRowKey): string => `${k.session_id}|${chTime(k.start_time)}`;
 
+/** ClickHouse DateTime's last second: a row without retention never expires. */
+export const NEVER_EXPIRES = '2106-01-01 00:00:00';
+
+/** The row's expires_at (the runs table's TTL): start_time plus the workspace's retention for its trace_tier. */
+export function expiresAt(retention: Record<string, number> | undefined, tier: string | null | undefined, startIso: string): string {
+  const days = retention?.[tier ?? 'longlived'];
+  if (!days) return NEVER_EXPIRES;
+  const ms = Math.floor((toEpochMicros(startIso) ?? 0) / 1000) + days * 86_400_000;
+  const iso = new Date(ms).toISOString();
+  return iso < '2106' ? `${iso.slice(0, 10)} ${iso.slice(11, 19)}` : NEVER_EXPIRES;
+}
+
 /** The whole merged run as one JSONEachRow line of the runs table. */
 /** `llm`: the LLM view the writer derived for an LLM run (JSON), empty for other runs. */
 export function runRowJson(run: MergedRun, version: number, receivedAtIso: string, computed?: ComputedRun, llm = ''): { line: string; key: string } {
@@ -37,8 +49,8 @@ export function runRowJson(run: MergedRun, version: number, receivedAtIso: strin
     `,"total_tokens":${c.total_tokens},"prompt_tokens":${c.prompt_tokens},"completion_tokens":${c.completion_tokens}` +
     `,"total_cost":${n(c.total_cost)},"prompt_cost":${n(c.prompt_cost)},"completion_cost":${n(c.completion_cost)}` +
     `,"first_token_time":${c.first_token_time ? `"${chTime(c.first_token_time)}"` : 'null'}` +
-    `,"attachments":${q(Object.keys(run.attachments).length ? JSON.stringify(run.attachments) : '')},"merge_state":${q(JSON.stringify({ p: run.priority }))}` +
-    `,"llm":${q(llm)},"received_at":"${chTime(receivedAtIso)}","version":${version},"is_deleted":0}`;
+    `,"attachments":${q(Object.keys(run.attachments).length ? JSON.stringify(run.attachments) : '')},"merge_state":${q(JSON.stringify(f.retention_days ? { p: run.priority, r: f.retention_days } : { p: run.priority }))}` +
+    `,"llm":${q(llm)},"received_at":"${chTime(receivedAtIso)}","expires_at":"${expiresAt(f.retention_days, f.trace_tier, c.start_time)}","version":${version},"is_deleted":0}`;
   return { line, key: keyOf({ session_id: c.session_id, start_time: c.start_time }) };
 }
 
@@ -98,7 +110,7 @@ const parseJson = (v: string): unknown => (v === '' ? undefined : JSON.parse(v))
 /** Rebuilds the merged state from a stored row: only fields a client supplied come back. */
 export function mergedFromRow(row: StoredRunRow): MergedRun {
   const run = emptyRun(row.tenant_id, row.id);
-  const state = JSON.parse(row.merge_state || '{"p":{}}') as { p: Partial<Record<FieldName, number>> };
+  const state = JSON.parse(row.merge_state || '{"p":{}}') as { p: Partial<Record<FieldName, number>>; r?: Record<string, number> };
   const fields = run.fields as Record<string, unknown>;
   const values: Record<FieldName, unknown> = {
     session_id: row.session_id,
@@ -118,6 +130,7 @@ export function mergedFromRow(row: StoredRunRow): MergedRun {
     tags: row.tags,
     reference_example_id: row.reference_example_id,
     trace_tier: row.trace_tier,
+    retention_days: state.r,
   } satisfies Record<keyof RunEventFields, unknown>;
   for (const [field, p] of Object.entries(state.p) as [FieldName, number][]) {
     fields[field] = values[field];
