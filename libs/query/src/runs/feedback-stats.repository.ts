@@ -38,10 +38,15 @@ export class FeedbackStatsRepository {
 
   /** Over the feedback of every run matched by a runs WHERE clause (a trace, a project, a filter). */
   async forRunsWhere(where: string, params: QueryParams): Promise<FeedbackStats | null> {
+    // A workspace without feedback (the common case) skips the join: one primary-key probe instead.
+    const any = await this.ch.query<{ one: number }>('SELECT 1 AS one FROM feedback WHERE tenant_id = {tenant:UUID} LIMIT 1', params);
+    if (any.length === 0) return null;
     const rows = await this.ch.query<FeedbackStatsGroup>(
       `SELECT ${GROUP_COLUMNS} FROM feedback FINAL
        WHERE tenant_id = {tenant:UUID} AND run_id IN (SELECT id FROM runs FINAL WHERE ${where}) GROUP BY key, value`,
       params,
+      // As in the run stats: versions of a run share its partition, so FINAL need not merge across them.
+      { do_not_merge_across_partitions_select_final: 1 },
     );
     return rollupFeedbackStats(rows);
   }
