@@ -364,4 +364,31 @@ describe('feedback through the standalone service', () => {
     await client.deleteFeedback(created.id);
     expect((await svc.api(`/api/v1/feedback/${created.id}`)).status).toBe(404);
   });
+
+  it('the SDK with auto-batching sends run feedback as a multipart part, and project feedback as JSON', async () => {
+    const requests: string[] = [];
+    const realFetch = globalThis.fetch;
+    globalThis.fetch = ((input: Parameters<typeof fetch>[0], init?: RequestInit) => {
+      requests.push(`${init?.method ?? 'GET'} ${input instanceof Request ? input.url : String(input)}`);
+      return realFetch(input, init);
+    }) as typeof fetch;
+    try {
+      const client = new Client({ apiUrl: `${svc.url}/api/v1`, apiKey: svc.apiKey, autoBatchTracing: true, timeout_ms: 20_000 });
+      const project = `fb-sdk-mp-${randomUUID().slice(0, 8)}`;
+      const runId = await createRun({ project });
+      const session = (await json<Json[]>(await svc.api(`/api/v1/sessions?name=${project}`)))[0].id as string;
+      const viaPart = await client.createFeedback(runId, 'sdk-batched', { score: 1, traceId: runId, sessionId: session, feedbackSourceType: 'model' });
+      await client.awaitPendingTraceBatches();
+      expect(requests.some((r) => r.startsWith('POST') && r.endsWith('/api/v1/runs/multipart'))).toBe(true);
+      expect(await json(await svc.api(`/api/v1/feedback/${viaPart.id}`))).toMatchObject({ id: viaPart.id, run_id: runId, trace_id: runId, session_id: session, key: 'sdk-batched', score: 1, feedback_source: { type: 'model' } });
+
+      const summary = await client.createFeedback(null, 'sdk-summary', { score: 0.5, projectId: session });
+      expect(await json(await svc.api(`/api/v1/feedback/${summary.id}`))).toMatchObject({ run_id: null, session_id: session, score: 0.5 });
+      const p = await json(await svc.api(`/api/v1/sessions/${session}?include_stats=true`));
+      expect(p.session_feedback_stats).toMatchObject({ 'sdk-summary': { n: 1, avg: 0.5 } });
+      expect(p.feedback_stats).toMatchObject({ 'sdk-batched': { n: 1, avg: 1 } });
+    } finally {
+      globalThis.fetch = realFetch;
+    }
+  });
 });
