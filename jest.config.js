@@ -12,9 +12,11 @@ module.exports = {
     '/node_modules/jose/.+\\.js$': ['@swc/jest', { ...swcrc, swcrc: false, jsc: { ...swcrc.jsc, parser: { syntax: 'ecmascript' } } }],
     // @langchain/langgraph-sdk's CommonJS build requires ESM-only p-retry and p-queue (agent-server tests drive the published client).
     '/node_modules/(p-retry|is-network-error|p-queue|p-timeout)/.+\\.js$': ['@swc/jest', { ...swcrc, swcrc: false, jsc: { ...swcrc.jsc, parser: { syntax: 'ecmascript' } } }],
+    // The OTLP exporters' CommonJS build loads http/https with import(), which jest's module runtime refuses.
+    '/node_modules/@opentelemetry/otlp-exporter-base/.+\\.js$': ['@swc/jest', { ...swcrc, swcrc: false, jsc: { ...swcrc.jsc, parser: { syntax: 'ecmascript' } }, module: { type: 'commonjs', ignoreDynamic: false } }],
   },
   // jose (session bearer tokens) is ESM-only: compiled to CommonJS for the tests like our own sources.
-  transformIgnorePatterns: ['^(?!.*/node_modules/(jose/|p-retry/|is-network-error/|p-queue/|p-timeout/)).*/node_modules/'],
+  transformIgnorePatterns: ['^(?!.*/node_modules/(jose/|@opentelemetry/otlp-exporter-base/|p-retry/|is-network-error/|p-queue/|p-timeout/)).*/node_modules/'],
   moduleNameMapper: { '^@th/(.*)$': '<rootDir>/libs/$1/src/index.ts' },
   testTimeout: 120000,
   maxWorkers: 2,
