@@ -29,7 +29,8 @@ export function buildOpenApiDocument(version: string): Json {
         ]),
       ),
     };
-    if (!r.public) op.security = [{ ApiKey: [] }];
+    // X-API-Key (API key, personal access token, service key) or a session bearer token.
+    if (!r.public) op.security = [{ ApiKey: [] }, { Bearer: [] }];
     if (r.body) op.requestBody = { required: true, content: { 'application/json': { schema: schemaOf(r.body, 'input') } } };
     if (r.bodyType === 'multipart') {
       op.requestBody = {
@@ -56,6 +57,8 @@ export function buildOpenApiDocument(version: string): Json {
       securitySchemes: {
         ApiKey: { type: 'apiKey', in: 'header', name: 'X-API-Key' },
         TenantId: { type: 'apiKey', in: 'header', name: 'X-Tenant-Id' },
+        OrganizationId: { type: 'apiKey', in: 'header', name: 'X-Organization-Id' },
+        Bearer: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' },
       },
     },
     paths,

@@ -27,9 +27,10 @@ import {
   runStatsSchema,
   runUpdateSchema,
 } from '@th/contracts';
+import { ADMIN_ROUTES } from './admin.routes';
 
 export interface RouteDoc {
-  method: 'get' | 'post' | 'patch' | 'delete';
+  method: 'get' | 'post' | 'put' | 'patch' | 'delete';
   path: string;
   summary: string;
   tag: string;
@@ -98,4 +99,5 @@ export const ROUTES: RouteDoc[] = [
     tag: 'audit',
     responses: { 200: auditChainVerificationSchema, 401: errorBodySchema, 403: errorBodySchema },
   },
+  ...ADMIN_ROUTES,
 ];
