@@ -9,6 +9,8 @@ module.exports = {
   testMatch: ['**/*.spec.ts'],
   transform: {
     '^.+\\.ts$': ['@swc/jest', { ...swcrc, swcrc: false }],
+    // parquetjs → thrift → uuid 13, which is ESM-only.
+    '/node_modules/thrift/node_modules/uuid/.+\\.js$': ['@swc/jest', { ...swcrc, swcrc: false, jsc: { ...swcrc.jsc, parser: { syntax: 'ecmascript' } } }],
     '/node_modules/jose/.+\\.js$': ['@swc/jest', { ...swcrc, swcrc: false, jsc: { ...swcrc.jsc, parser: { syntax: 'ecmascript' } } }],
     // @langchain/langgraph-sdk's CommonJS build requires ESM-only p-retry and p-queue (agent-server tests drive the published client).
     '/node_modules/(p-retry|is-network-error|p-queue|p-timeout)/.+\\.js$': ['@swc/jest', { ...swcrc, swcrc: false, jsc: { ...swcrc.jsc, parser: { syntax: 'ecmascript' } } }],
@@ -16,7 +18,7 @@ module.exports = {
     '/node_modules/@opentelemetry/otlp-exporter-base/.+\\.js$': ['@swc/jest', { ...swcrc, swcrc: false, jsc: { ...swcrc.jsc, parser: { syntax: 'ecmascript' } }, module: { type: 'commonjs', ignoreDynamic: false } }],
   },
   // jose (session bearer tokens) is ESM-only: compiled to CommonJS for the tests like our own sources.
-  transformIgnorePatterns: ['^(?!.*/node_modules/(jose/|@opentelemetry/otlp-exporter-base/|p-retry/|is-network-error/|p-queue/|p-timeout/)).*/node_modules/'],
+  transformIgnorePatterns: ['^(?!.*/node_modules/(thrift/node_modules/uuid/|jose/|@opentelemetry/otlp-exporter-base/|p-retry/|is-network-error/|p-queue/|p-timeout/)).*/node_modules/'],
   moduleNameMapper: { '^@th/(.*)$': '<rootDir>/libs/$1/src/index.ts' },
   testTimeout: 120000,
   maxWorkers: 2,

@@ -16,6 +16,10 @@ export const standaloneConfigSchema = z.object({
   WRITER_MAX_BATCH: z.coerce.number().int().min(1).default(20_000),
   WRITER_CACHE_ENTRIES: z.coerce.number().int().min(0).default(100_000),
   PRINT_BANNER: bool(true),
+  /** AES-GCM key of stored bulk-export credentials; generated and kept in DATA_DIR/export-encryption-key when unset. */
+  EXPORT_ENCRYPTION_KEY: secret(z.string().min(16).optional()),
+  EXPORT_MAX_CONCURRENT: z.coerce.number().int().min(1).default(2),
+  EXPORT_POLL_MS: z.coerce.number().int().min(100).default(5_000),
   /** Rate limits with counters in this process (RATE_LIMIT_ENABLED, _REGION, _TRUSTED_PROXIES, _OVERRIDES). */
   ...rateLimitConfigShape,
   /** The deployment control plane (CONTROL_PLANE_*, AGENT_*, ROLLOUT_*...; see the control-plane README section). */

@@ -9,6 +9,7 @@ import { CONTROL_PLANE_ENTITIES, CONTROL_PLANE_MIGRATIONS, CONTROL_PLANE_SCHEMA,
 import { openServiceDataSource, startEmbeddedPostgres, type EmbeddedPostgresHandle } from '@th/database';
 import { GATEWAY_ENTITIES, GATEWAY_MIGRATIONS, IdentityService, generateApiKey } from '@th/gateway';
 import { createMemoryRateLimiter, type RateLimiter } from '@th/gateway';
+import { EXPORTS_ENTITIES, EXPORTS_MIGRATIONS, EXPORTS_SCHEMA } from '@th/export-worker';
 import { createHttpApp } from '@th/platform';
 import { QUERY_ENTITIES, QUERY_MIGRATIONS } from '@th/query';
 import type { StandaloneConfig } from './config';
@@ -54,6 +55,16 @@ function controlPlaneSecretsKey(config: StandaloneConfig, dataDir: string): stri
   return value;
 }
 
+function exportEncryptionKey(config: StandaloneConfig, dataDir: string): string {
+  if (config.EXPORT_ENCRYPTION_KEY) return config.EXPORT_ENCRYPTION_KEY;
+  // Persisted, so destinations saved before a restart can still be decrypted after it.
+  const file = join(dataDir, 'export-encryption-key');
+  if (existsSync(file)) return readFileSync(file, 'utf8').trim();
+  const value = randomBytes(32).toString('base64url');
+  writeFileSync(file, value + '\n', { mode: 0o600 });
+  return value;
+}
+
 /** Starts the whole service in this process: embedded PostgreSQL, chDB, the in-process bus. */
 export async function startStandalone(config: StandaloneConfig): Promise<RunningStandalone> {
   const dataDir = resolve(config.DATA_DIR);
@@ -66,6 +77,7 @@ export async function startStandalone(config: StandaloneConfig): Promise<Running
   const queryDb = await openServiceDataSource({ url: dbUrl, schema: 'query', entities: QUERY_ENTITIES, migrations: QUERY_MIGRATIONS });
   const auditDb = await openServiceDataSource({ url: dbUrl, schema: 'audit', entities: AUDIT_ENTITIES, migrations: AUDIT_MIGRATIONS, poolSize: 4 });
   const controlPlaneDb = await openServiceDataSource({ url: dbUrl, schema: CONTROL_PLANE_SCHEMA, entities: CONTROL_PLANE_ENTITIES, migrations: CONTROL_PLANE_MIGRATIONS, poolSize: 6 });
+  const exportsDb = await openServiceDataSource({ url: dbUrl, schema: EXPORTS_SCHEMA, entities: EXPORTS_ENTITIES, migrations: EXPORTS_MIGRATIONS, poolSize: 4 });
   const bus = new InProcessBus();
   const rateLimit = createMemoryRateLimiter(config);
   const app = await createHttpApp(
@@ -102,6 +114,12 @@ export async function startStandalone(config: StandaloneConfig): Promise<Running
           env: process.env,
         }),
       },
+      exports: {
+        dataSource: exportsDb,
+        encryptionKey: exportEncryptionKey(config, dataDir),
+        maxConcurrent: config.EXPORT_MAX_CONCURRENT,
+        pollMs: config.EXPORT_POLL_MS,
+      },
       ingest: {
         writer: true,
         writerMaxBatch: config.WRITER_MAX_BATCH,
@@ -135,6 +153,7 @@ export async function startStandalone(config: StandaloneConfig): Promise<Running
       await queryDb.destroy();
       await controlPlaneDb.destroy();
       await auditDb.destroy();
+      await exportsDb.destroy();
       if (pg) await pg.stop();
     },
   };

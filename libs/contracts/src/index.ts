@@ -9,6 +9,7 @@ export * from './audit.schema';
 export * from './feedback.schema';
 export * from './audit-logs.schema';
 export * from './topics';
+export * from './export.schema';
 export * from './control-plane.schema';
 export * from './agent-server.schema';
 export * from './llm.schema';

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { runEventSchema, runControlEventSchema } from './events.schema';
 import { auditRecordSchema } from './audit.schema';
+import { exportJobEventSchema } from './export.schema';
 import { deploymentCreatedEventSchema } from './control-plane.schema';
 import { feedbackEventSchema } from './feedback.schema';
 
@@ -34,7 +35,7 @@ export const topicPayloadSchemas = {
   feedback: feedbackEventSchema,
   audit: auditRecordSchema,
   deployments: deploymentCreatedEventSchema,
-  exports: genericEvent,
+  exports: exportJobEventSchema,
 } satisfies Record<TopicName, z.ZodTypeAny>;
 
 export type TopicPayload<T extends TopicName> = z.infer<(typeof topicPayloadSchemas)[T]>;

@@ -1,5 +1,56 @@
-import { Module } from '@nestjs/common';
+import { DynamicModule, Module } from '@nestjs/common';
+import { ClickHouse } from '@th/clickhouse';
+import { BulkExportsController } from './bulk-exports.controller';
+import { DestinationsService } from './destinations/destinations.service';
+import { EXPORT_DEFAULTS, EXPORT_WORKER_OPTIONS, type ExportWorkerOptions } from './export-worker.options';
+import { ExportsRepository } from './exports.repository';
+import { BulkExportsService } from './jobs/bulk-exports.service';
+import { ExportRunner } from './jobs/export-runner';
+import { ExportWorkerService } from './jobs/export-worker.service';
+import { ExportRunFilter } from './jobs/run-filter';
+import { CredentialsCipher } from './storage/credentials-cipher';
 
-/** The export-worker service: bulk exports of runs to object storage. Its domain arrives with its own issue; today it boots, reports health and joins the bus. */
+export type ExportWorkerModuleOptions = Pick<ExportWorkerOptions, 'dataSource' | 'encryptionKey'> &
+  Partial<Omit<ExportWorkerOptions, 'dataSource' | 'encryptionKey'>> & {
+    /**
+     * The run query's filter language (the query service owns it). When omitted, an ExportRunFilter provided
+     * by the host (a global module) is used; with neither, exports with a filter are refused.
+     */
+    filter?: ExportRunFilter;
+  };
+
+/**
+ * The export-worker service: bulk-export destinations and jobs over HTTP, and the worker role that
+ * writes runs from ClickHouse to object storage as Parquet. Needs ClickHouse and EventBus from the host.
+ */
 @Module({})
-export class ExportWorkerModule {}
+export class ExportWorkerModule {
+  static forRoot(options: ExportWorkerModuleOptions): DynamicModule {
+    const opts: ExportWorkerOptions = { worker: true, ...EXPORT_DEFAULTS, ...stripUndefined(options), dataSource: options.dataSource, encryptionKey: options.encryptionKey };
+    const filter = options.filter ?? null;
+    return {
+      module: ExportWorkerModule,
+      controllers: [BulkExportsController],
+      providers: [
+        { provide: EXPORT_WORKER_OPTIONS, useValue: opts },
+        { provide: ExportsRepository, useFactory: () => new ExportsRepository(opts.dataSource) },
+        { provide: CredentialsCipher, useFactory: () => new CredentialsCipher(opts.encryptionKey) },
+        ...(filter ? [{ provide: ExportRunFilter, useValue: filter }] : []),
+        {
+          provide: ExportRunner,
+          inject: [ClickHouse, ExportsRepository, CredentialsCipher, { token: ExportRunFilter, optional: true }],
+          useFactory: (ch: ClickHouse, repo: ExportsRepository, cipher: CredentialsCipher, hostFilter: ExportRunFilter | undefined) =>
+            new ExportRunner(ch, repo, cipher, hostFilter ?? null, { chunkRows: opts.chunkRows, rowsPerFile: opts.rowsPerFile, rowGroupRows: opts.rowGroupRows, leaseMs: opts.leaseMs }),
+        },
+        DestinationsService,
+        BulkExportsService,
+        ExportWorkerService,
+      ],
+      exports: [ExportWorkerService],
+    };
+  }
+}
+
+function stripUndefined<T extends object>(o: T): Partial<T> {
+  return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as Partial<T>;
+}

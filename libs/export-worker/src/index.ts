@@ -1,1 +1,11 @@
 export * from './export-worker.module';
+export * from './export-worker.options';
+export { ExportRunFilter } from './jobs/run-filter';
+export { HttpExportRunFilter } from './jobs/http-run-filter';
+export { ExportWorkerService } from './jobs/export-worker.service';
+export { CredentialsCipher } from './storage/credentials-cipher';
+export { PARQUET_FIELDS, exportFieldsOf } from './writer/run-parquet';
+import { Exports1732260000000 } from './migrations/1732260000000-exports';
+export { Exports1732260000000 };
+export const EXPORTS_ENTITIES: never[] = [];
+export const EXPORTS_MIGRATIONS = [Exports1732260000000];

@@ -5,3 +5,4 @@ export * from './kafka-server';
 export * from './clickhouse-http-server';
 export * from './cluster';
 export * from './rate-limit-table';
+export * from './s3-server';

@@ -1,0 +1,36 @@
+import type { DataSource } from 'typeorm';
+
+export const EXPORTS_SCHEMA = 'exports';
+
+export interface ExportWorkerOptions {
+  dataSource: DataSource;
+  /** Secret the destination credentials are encrypted with (AES-256-GCM). */
+  encryptionKey: string;
+  /** Run the worker role (take and run exports, spawn scheduled windows) in this process. */
+  worker: boolean;
+  /** Exports this process runs at once. */
+  maxConcurrent: number;
+  /** How often the worker looks for due exports, expired leases, scheduled windows and timeouts. */
+  pollMs: number;
+  leaseMs: number;
+  chunkRows: number;
+  rowsPerFile: number;
+  rowGroupRows: number;
+  /** The spec's 72-hour runtime timeout. */
+  maxRuntimeMs: number;
+  /** A spawned export runs this long after its window ends (the spec's 10 minutes). */
+  spawnDelayMs: number;
+}
+
+export const EXPORT_WORKER_OPTIONS = Symbol('EXPORT_WORKER_OPTIONS');
+
+export const EXPORT_DEFAULTS = {
+  maxConcurrent: 2,
+  pollMs: 5_000,
+  leaseMs: 60_000,
+  chunkRows: 5_000,
+  rowsPerFile: 250_000,
+  rowGroupRows: 5_000,
+  maxRuntimeMs: 72 * 3_600_000,
+  spawnDelayMs: 10 * 60_000,
+} as const;
