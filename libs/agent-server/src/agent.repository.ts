@@ -428,6 +428,15 @@ export class AgentRepository {
     });
   }
 
+  /** Whether a run could be taken now (read without locks). */
+  async hasRunnable(): Promise<boolean> {
+    const r = await this.pool.query(
+      `SELECT 1 FROM ${S}.runs r JOIN ${S}.threads t ON t.thread_id = r.thread_id
+       WHERE r.status = 'pending' AND t.active_run_id IS NULL AND r.available_at <= clock_timestamp() LIMIT 1`,
+    );
+    return (r.rowCount ?? 0) > 0;
+  }
+
   /** Extends a lease; null when this worker no longer owns the run (lost lease, deleted), else the pending cancel action. */
   async renewLease(runId: string, owner: string, attempt: number, leaseSeconds: number): Promise<{ cancel_action: RunRow['cancel_action'] } | null> {
     const r = await this.pool.query<{ cancel_action: RunRow['cancel_action'] }>(

@@ -133,7 +133,12 @@ export class RunWorker {
             if (free <= 0 || this.stopped) break;
             const runs = await this.repo.claim(this.owner, Math.min(free, 50), this.opts.leaseSeconds);
             for (const run of runs) this.execute(run);
-            if (runs.length < Math.min(free, 50)) break;
+            if (runs.length < Math.min(free, 50)) {
+              // A runnable run whose row another transaction held (SKIP LOCKED passed it) gets no new
+              // notification when that transaction ends without changes: look again shortly.
+              if (this.active.size < this.opts.concurrency && (await this.repo.hasRunnable())) this.retrySoon();
+              break;
+            }
           }
         } while (this.again && !this.stopped);
         await this.scheduleDue();
@@ -141,8 +146,21 @@ export class RunWorker {
         if (!this.stopped) this.logger.error({ msg: 'claim failed', error: (err as Error).message });
       } finally {
         this.pumping = false;
+        // a wake-up that arrived after the last claim must not be lost
+        if (this.again && !this.stopped) this.pump();
       }
     })();
+  }
+
+  private retryTimer: NodeJS.Timeout | null = null;
+
+  private retrySoon(): void {
+    if (this.retryTimer || this.stopped) return;
+    this.retryTimer = setTimeout(() => {
+      this.retryTimer = null;
+      this.pump();
+    }, 10);
+    this.retryTimer.unref();
   }
 
   /** A run created with after_seconds becomes due later: wake up then. */
@@ -288,6 +306,7 @@ export class RunWorker {
     for (const off of this.offs) off();
     if (this.reaper) clearInterval(this.reaper);
     if (this.dueTimer) clearTimeout(this.dueTimer);
+    if (this.retryTimer) clearTimeout(this.retryTimer);
     const deadline = Date.now() + graceMs;
     while (this.active.size && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
     for (const a of [...this.active.values()]) {
