@@ -1,0 +1,101 @@
+import { Controller, Get, Module, Post } from '@nestjs/common';
+import { APP_GUARD } from '@nestjs/core';
+import type { INestApplication } from '@nestjs/common';
+import type { Identity } from '@th/contracts';
+import { createHttpApp } from '@th/platform';
+import { AuthGuard, CurrentIdentity, IDENTITY_RESOLVER, INTERNAL_SIGNING_KEY, Public, SignedHeaderIdentityResolver } from './auth.guard';
+import { IDENTITY_HEADER, signIdentity } from './internal-token';
+import { OrganizationScope, RequirePermissions, RequirePlan } from './permissions';
+
+const KEY = 'guard-spec-signing-key-0123456789';
+
+@Controller()
+class ProbeController {
+  @Get('workspace-data')
+  data(@CurrentIdentity() identity: Identity): { tenant: string } {
+    return { tenant: identity.tenant_id };
+  }
+
+  @Get('org')
+  @OrganizationScope()
+  org(@CurrentIdentity() identity: Identity): { org: string } {
+    return { org: identity.organization_id };
+  }
+
+  @Post('manage')
+  @OrganizationScope()
+  @RequirePermissions('organization:manage')
+  manage(): { ok: true } {
+    return { ok: true };
+  }
+
+  @Get('export')
+  @RequirePlan('plus', 'enterprise')
+  exportData(): { ok: true } {
+    return { ok: true };
+  }
+
+  @Get('open')
+  @Public()
+  open(): { ok: true } {
+    return { ok: true };
+  }
+}
+
+@Module({
+  controllers: [ProbeController],
+  providers: [
+    { provide: INTERNAL_SIGNING_KEY, useValue: KEY },
+    { provide: IDENTITY_RESOLVER, useClass: SignedHeaderIdentityResolver },
+    { provide: APP_GUARD, useClass: AuthGuard },
+  ],
+})
+class ProbeModule {}
+
+const base: Identity = {
+  organization_id: '11111111-1111-4111-8111-111111111111',
+  tenant_id: '22222222-2222-4222-8222-222222222222',
+  user_id: null,
+  credential_id: '33333333-3333-4333-8333-333333333333',
+  credential_type: 'api_key',
+  plan: 'free',
+  permissions: ['runs:read'],
+};
+
+describe('AuthGuard through HTTP: workspace scope, permissions and plans', () => {
+  let app: INestApplication;
+  let url: string;
+
+  beforeAll(async () => {
+    app = await createHttpApp(ProbeModule, { service: 'guard-spec', logLevel: 'error', maxBodyBytes: 1024 * 1024 });
+    await app.listen(0, '127.0.0.1');
+    url = `http://127.0.0.1:${(app.getHttpServer().address() as { port: number }).port}`;
+  });
+  afterAll(async () => {
+    await app?.close();
+  });
+
+  const as = async (path: string, identity: Identity | null, method = 'GET'): Promise<[number, unknown]> => {
+    const res = await fetch(`${url}${path}`, { method, headers: identity ? { [IDENTITY_HEADER]: signIdentity(identity, KEY) } : {} });
+    return [res.status, await res.json()];
+  };
+
+  it('needs credentials except on public routes', async () => {
+    expect(await as('/workspace-data', null)).toEqual([401, { detail: 'Missing or invalid API key' }]);
+    expect(await as('/open', null)).toEqual([200, { ok: true }]);
+  });
+
+  it('workspace routes need a workspace; organization routes accept an organization-scoped caller', async () => {
+    expect(await as('/workspace-data', base)).toEqual([200, { tenant: base.tenant_id }]);
+    const orgScoped = { ...base, tenant_id: '' };
+    expect(await as('/workspace-data', orgScoped)).toEqual([403, { detail: '{"error":"org_scoped_key_requires_workspace"}' }]);
+    expect(await as('/org', orgScoped)).toEqual([200, { org: base.organization_id }]);
+  });
+
+  it('@RequirePermissions and @RequirePlan refuse with 403 and say what is missing', async () => {
+    expect(await as('/manage', base, 'POST')).toEqual([403, { detail: 'Missing permission: organization:manage' }]);
+    expect(await as('/manage', { ...base, permissions: ['organization:manage'] }, 'POST')).toEqual([201, { ok: true }]);
+    expect(await as('/export', base)).toEqual([403, { detail: 'This feature needs the plus or enterprise plan; the organization is on free' }]);
+    expect(await as('/export', { ...base, plan: 'plus' })).toEqual([200, { ok: true }]);
+  });
+});
