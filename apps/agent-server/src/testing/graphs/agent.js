@@ -1,6 +1,7 @@
 // Test graphs for the agent server: plain CommonJS that requires @langchain/langgraph, as a deployment's source would.
 'use strict';
 const { StateGraph, MessagesAnnotation, START, END } = require('@langchain/langgraph');
+const { AIMessage } = require('@langchain/core/messages');
 const { z } = require('zod');
 
 /** Waits `ms`, or rejects as soon as the run is cancelled. */
@@ -40,7 +41,7 @@ exports.agent = new StateGraph(MessagesAnnotation)
 
 /** The benchmark's graph: one node that echoes. */
 exports.echo = new StateGraph(MessagesAnnotation)
-  .addNode('echo', (state) => ({ messages: [{ role: 'assistant', content: lastText(state) }] }))
+  .addNode('echo', (state) => ({ messages: [new AIMessage(lastText(state))] }))
   .addEdge(START, 'echo')
   .addEdge('echo', END)
   .compile();
