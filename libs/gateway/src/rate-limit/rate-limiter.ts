@@ -57,6 +57,8 @@ export class RateLimiter {
   private readonly logger: Pick<Logger, 'error' | 'warn' | 'log'>;
   private failures = 0;
   private lastErrorLog = 0;
+  /** An error was logged and no recovery since. */
+  private reportedDown = false;
 
   constructor(private readonly opts: RateLimiterOptions) {
     this.logger = opts.logger ?? new Logger('RateLimiter');
@@ -164,23 +166,27 @@ export class RateLimiter {
     return this.opts.store.close();
   }
 
-  /** Logs the first failure at once, then at most one line per interval with the count since. */
+  /**
+   * Logs the first failure at once, then at most one line per interval with the failures since; a
+   * recovery is logged once after a logged failure, so a flapping store cannot flood the log.
+   */
   private storeFailed(err: Error): void {
     this.failures += 1;
     const now = Date.now();
     if (now - this.lastErrorLog < ERROR_LOG_INTERVAL_MS) return;
     this.lastErrorLog = now;
+    this.reportedDown = true;
     this.logger.error(
       { msg: `rate-limit counter store (${this.opts.store.kind}) failed: ${err.message}; failing ${this.opts.failMode}`, failures: this.failures, failMode: this.opts.failMode },
       'RateLimiter',
     );
+    this.failures = 0;
   }
 
   private recovered(): void {
-    if (this.failures === 0) return;
-    this.logger.warn({ msg: `rate-limit counter store (${this.opts.store.kind}) answers again after ${this.failures} failed requests`, failures: this.failures }, 'RateLimiter');
-    this.failures = 0;
-    this.lastErrorLog = 0;
+    if (!this.reportedDown) return;
+    this.reportedDown = false;
+    this.logger.warn({ msg: `rate-limit counter store (${this.opts.store.kind}) answers again`, failuresSinceLastLog: this.failures }, 'RateLimiter');
   }
 }
 
