@@ -115,7 +115,7 @@ export class ExportRunner {
         uploadAbort.abort();
         body.destroy();
         await uploaded.catch(() => undefined);
-        throw err;
+        throw signal.aborted && !(err instanceof ExportInterrupted) ? new ExportInterrupted('worker stopping') : err;
       } finally {
         signal.removeEventListener('abort', onStop);
       }

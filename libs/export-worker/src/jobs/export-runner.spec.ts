@@ -1,0 +1,245 @@
+import { randomUUID } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { DataSource } from 'typeorm';
+import { ClickHouse, migrateClickHouse } from '@th/clickhouse';
+import type { Identity } from '@th/contracts';
+import { openServiceDataSource } from '@th/database';
+import { createTestDatabase, startS3Server, type S3Server } from '@th/testing';
+import { EXPORTS_SCHEMA } from '../export-worker.options';
+import { ExportsRepository, type JobRow } from '../exports.repository';
+import { Exports1732260000000 } from '../migrations/1732260000000-exports';
+import { CredentialsCipher } from '../storage/credentials-cipher';
+import { ExportInterrupted, ExportRunner, type ExportRunnerOptions } from './export-runner';
+
+const BUCKET = 'resume-bucket';
+const DAY_US = 86_400_000_000n;
+const T0_US = 1_763_164_800_000_000n; // 2025-11-15T00:00:00Z
+
+/**
+ * The worker role against the real parts: PostgreSQL (jobs and leases), chDB (runs), s3proxy (the bucket).
+ * Crashes are simulated at the two points that matter: between files, and after a file is uploaded but
+ * before it is committed.
+ */
+describe('export runner: resumption, leases and exactly-once output', () => {
+  let s3: S3Server;
+  let pgDb: { url: string; drop(): Promise<void> };
+  let ds: DataSource;
+  let ch: ClickHouse;
+  let chDir: string;
+  let repo: ExportsRepository;
+  const cipher = new CredentialsCipher('test-export-key-0123456789');
+  const tenant = randomUUID();
+  const session = randomUUID();
+  const identity: Identity = {
+    organization_id: randomUUID(),
+    tenant_id: tenant,
+    user_id: null,
+    credential_id: null,
+    credential_type: 'api_key',
+    plan: 'enterprise',
+    permissions: [],
+  };
+  let destinationId: string;
+  const N = 1200;
+
+  beforeAll(async () => {
+    s3 = await startS3Server();
+    s3.createBucket(BUCKET);
+    pgDb = await createTestDatabase();
+    ds = await openServiceDataSource({ url: pgDb.url, schema: EXPORTS_SCHEMA, entities: [], migrations: [Exports1732260000000] });
+    repo = new ExportsRepository(ds);
+    chDir = mkdtempSync(join(tmpdir(), 'th-export-ch-'));
+    ch = ClickHouse.connect({ kind: 'embedded', path: chDir });
+    await migrateClickHouse(ch);
+    // N runs over two days, each written as version 1; every 3rd run has a newer version 2 with other outputs;
+    // every 10th run's newest version is a tombstone (deleted there): those must not be exported.
+    const base = `toUUID({tenant:String}) AS tenant_id, toUUID({session:String}) AS session_id,
+        reinterpretAsUUID(reverse(unhex(lpad(hex(number + 1), 32, '0')))) AS id, id AS trace_id,
+        concat('run-', toString(number)) AS name, 'chain' AS run_type,
+        fromUnixTimestamp64Micro(toInt64({t0:String}) + toInt64(number) * intDiv(toInt64({day:String}) * 2, {n:UInt32}), 'UTC') AS start_time,
+        'success' AS status, true AS is_root, '' AS dotted_order, concat('{"i":', toString(number), '}') AS inputs, ['t'] AS tags`;
+    await ch.command(
+      `INSERT INTO runs (tenant_id, session_id, id, trace_id, name, run_type, start_time, status, is_root, dotted_order, inputs, tags, outputs, version, is_deleted)
+       SELECT ${base}, '{"v":1}', 1, 0 FROM numbers({n:UInt32})`,
+      { tenant, session, t0: T0_US.toString(), day: DAY_US.toString(), n: N },
+    );
+    await ch.command(
+      `INSERT INTO runs (tenant_id, session_id, id, trace_id, name, run_type, start_time, status, is_root, dotted_order, inputs, tags, outputs, version, is_deleted)
+       SELECT ${base}, '{"v":2}', 2, if(number % 10 = 0, 1, 0) FROM numbers({n:UInt32}) WHERE number % 3 = 0 OR number % 10 = 0`,
+      { tenant, session, t0: T0_US.toString(), day: DAY_US.toString(), n: N },
+    );
+    const dest = await repo.insertDestination({
+      id: randomUUID(),
+      tenant_id: tenant,
+      destination_type: 'objstore',
+      display_name: 'resume',
+      bucket_name: BUCKET,
+      prefix: 'p',
+      region: 'us-east-1',
+      endpoint_url: s3.endpoint,
+      credentials_enc: cipher.encrypt({ access_key_id: s3.accessKeyId, secret_access_key: s3.secretAccessKey }),
+      credentials_keys: ['access_key_id', 'secret_access_key'],
+    });
+    destinationId = dest.id;
+  });
+
+  afterAll(async () => {
+    await ch?.close();
+    await ds?.destroy();
+    await pgDb?.drop();
+    await s3?.stop();
+    if (chDir) rmSync(chDir, { recursive: true, force: true });
+  });
+
+  const newJob = async (): Promise<JobRow> => {
+    const job = await repo.insertJob({
+      tenant_id: tenant,
+      organization_id: identity.organization_id,
+      destination_id: destinationId,
+      session_id: session,
+      start_time: '2025-11-15T00:00:00.000000Z',
+      end_time: '2025-11-17T00:00:00.000000Z',
+      start_us: T0_US.toString(),
+      end_us: (T0_US + 2n * DAY_US).toString(),
+      interval_hours: null,
+      filter: null,
+      export_fields: ['name', 'start_time', 'outputs'],
+      format_version: 'v2_beta',
+      identity,
+    });
+    if (!job) throw new Error('job not stored');
+    return job;
+  };
+  const opts: ExportRunnerOptions = { chunkRows: 100, rowsPerFile: 250, rowGroupRows: 64, leaseMs: 1_000 };
+  const runner = (r: ExportsRepository = repo) => new ExportRunner(ch, r, cipher, null, opts);
+
+  /** What the bucket holds for an export, read with ClickHouse's Parquet reader. */
+  const exported = async (exportId: string) => {
+    const keys = s3.listKeys(BUCKET, `p/export_id=${exportId}/`).filter((k) => k.endsWith('.parquet'));
+    const rows: { id: string; outputs: string; name: string }[] = [];
+    for (const k of keys) {
+      rows.push(
+        ...(await ch.query<{ id: string; outputs: string; name: string }>(`SELECT id, outputs, name FROM file({p:String}, Parquet) SETTINGS use_hive_partitioning = 0`, {
+          p: s3.objectPath(BUCKET, k),
+        })),
+      );
+    }
+    return { keys, rows };
+  };
+  const expectExactlyTheNewestRows = (rows: { id: string; outputs: string; name: string }[]) => {
+    const names = rows.map((r) => Number(r.name.slice(4))).sort((a, b) => a - b);
+    const expected = Array.from({ length: N }, (_, i) => i).filter((i) => i % 10 !== 0);
+    expect(names).toEqual(expected);
+    for (const r of rows) {
+      const i = Number(r.name.slice(4));
+      expect([i, r.outputs]).toEqual([i, i % 3 === 0 ? '{"v":2}' : '{"v":1}']);
+    }
+  };
+
+  it('exports the newest version of each live run exactly once, split by day and file size', async () => {
+    const job = await newJob();
+    const claimed = await repo.claim(job.id, 'w1', 60_000);
+    expect(claimed?.status).toBe('RUNNING');
+    await runner().run(claimed as JobRow, 'w1', new AbortController().signal);
+    expect(await repo.finish(job.id, 'w1', 'COMPLETED', null)).toBe(true);
+    const { keys, rows } = await exported(job.id);
+    expectExactlyTheNewestRows(rows);
+    const after = await repo.findJob({ tenant_id: tenant }, job.id);
+    expect(Number(after?.rows_written)).toBe(rows.length);
+    expect(after?.files_written).toBe(keys.length);
+    // 1080 rows, 540 a day, at most 250 a file: 3 files per day.
+    expect(keys.map((k) => k.replace(/^.*\/runs\//, ''))).toEqual([
+      'year=2025/month=11/day=15/part-000001.parquet',
+      'year=2025/month=11/day=15/part-000002.parquet',
+      'year=2025/month=11/day=15/part-000003.parquet',
+      'year=2025/month=11/day=16/part-000004.parquet',
+      'year=2025/month=11/day=16/part-000005.parquet',
+      'year=2025/month=11/day=16/part-000006.parquet',
+    ]);
+  });
+
+  it('a worker that dies between files is replaced after its lease expires, and the output has no gap and no duplicate', async () => {
+    const job = await newJob();
+    const first = await repo.claim(job.id, 'dying', opts.leaseMs);
+    const stop = new AbortController();
+    // The first worker "dies" right after its second file is committed: it never finishes, releases or heartbeats again.
+    class DyingRepository extends ExportsRepository {
+      override async commitFile(...args: Parameters<ExportsRepository['commitFile']>): Promise<boolean> {
+        const ok = await super.commitFile(...args);
+        if (args[2].seq === 2) stop.abort();
+        return ok;
+      }
+    }
+    await expect(runner(new DyingRepository(ds)).run(first as JobRow, 'dying', stop.signal)).rejects.toBeInstanceOf(ExportInterrupted);
+    const mid = await repo.findJob({ tenant_id: tenant }, job.id);
+    expect(mid?.status).toBe('RUNNING');
+    expect(mid?.files_written).toBe(2);
+    // While the lease is live nobody else may take the job.
+    expect(await repo.claim(job.id, 'second', opts.leaseMs)).toBeNull();
+    await new Promise((r) => setTimeout(r, opts.leaseMs + 200));
+    const resumed = await repo.claim(job.id, 'second', 60_000);
+    expect(resumed?.attempts).toBe(2);
+    expect(resumed?.cursor_id).not.toBeNull();
+    await runner().run(resumed as JobRow, 'second', new AbortController().signal);
+    expect(await repo.finish(job.id, 'second', 'COMPLETED', null)).toBe(true);
+    // The dead worker can no longer write progress.
+    expect(await repo.heartbeat(job.id, 'dying', 1000)).toBe(false);
+    const { keys, rows } = await exported(job.id);
+    expectExactlyTheNewestRows(rows);
+    expect(keys).toHaveLength(6);
+    const files = await repo.files(job.id);
+    expect(files.map((f) => f.seq)).toEqual([1, 2, 3, 4, 5, 6]);
+    expect(files.reduce((n, f) => n + f.rows, 0)).toBe(rows.length);
+  });
+
+  it('a file uploaded but not committed before a crash is rewritten under the same name, not duplicated', async () => {
+    const job = await newJob();
+    // The crash point: the 3rd file is in the bucket, then the process dies before PostgreSQL records it.
+    class CrashingRepository extends ExportsRepository {
+      override async commitFile(...args: Parameters<ExportsRepository['commitFile']>): Promise<boolean> {
+        if (args[2].seq === 3) throw new Error('simulated crash after upload');
+        return super.commitFile(...args);
+      }
+    }
+    const claimed = await repo.claim(job.id, 'crashing', 1);
+    await expect(runner(new CrashingRepository(ds)).run(claimed as JobRow, 'crashing', new AbortController().signal)).rejects.toThrow('simulated crash');
+    const mid = await repo.findJob({ tenant_id: tenant }, job.id);
+    expect(mid?.files_written).toBe(2);
+    expect(s3.listKeys(BUCKET, `p/export_id=${job.id}/`).filter((k) => k.endsWith('.parquet'))).toHaveLength(3);
+    await new Promise((r) => setTimeout(r, opts.leaseMs + 200));
+    const resumed = await repo.claim(job.id, 'next', 60_000);
+    expect(resumed).not.toBeNull();
+    await runner().run(resumed as JobRow, 'next', new AbortController().signal);
+    await repo.finish(job.id, 'next', 'COMPLETED', null);
+    const { keys, rows } = await exported(job.id);
+    expect(keys).toHaveLength(6);
+    expectExactlyTheNewestRows(rows);
+  });
+
+  it('gives a job to exactly one of several competing workers', async () => {
+    const job = await newJob();
+    const owners = Array.from({ length: 8 }, (_, i) => `w${i}`);
+    const claims = await Promise.all(owners.map((o) => repo.claim(job.id, o, 60_000)));
+    expect(claims.filter((c) => c !== null)).toHaveLength(1);
+  });
+
+  it('stops a cancelled export at its next check and keeps it CANCELLED', async () => {
+    const job = await newJob();
+    const claimed = await repo.claim(job.id, 'w-cancel', 60_000);
+    expect(await repo.cancel({ tenant_id: tenant }, job.id)).not.toBeNull();
+    await expect(runner().run(claimed as JobRow, 'w-cancel', new AbortController().signal)).rejects.toBeInstanceOf(ExportInterrupted);
+    expect(await repo.finish(job.id, 'w-cancel', 'COMPLETED', null)).toBe(false);
+    expect((await repo.findJob({ tenant_id: tenant }, job.id))?.status).toBe('CANCELLED');
+  });
+
+  it('times out exports running past the runtime limit', async () => {
+    const job = await newJob();
+    await repo.claim(job.id, 'slow', 60_000);
+    await ds.query(`UPDATE "exports"."jobs" SET started_at = now() - interval '73 hours' WHERE id = $1`, [job.id]);
+    expect(await repo.timeOut(72 * 3_600_000)).toBeGreaterThanOrEqual(1);
+    expect((await repo.findJob({ tenant_id: tenant }, job.id))?.status).toBe('TIMEDOUT');
+    expect(await repo.heartbeat(job.id, 'slow', 1000)).toBe(false);
+  });
+});
