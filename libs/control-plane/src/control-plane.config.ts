@@ -64,7 +64,11 @@ export function controlPlaneOptionsFromConfig(
       workDir: resolve(c.CONTROL_PLANE_DATA_DIR ?? join(ctx.dataDir, 'control-plane')),
       databaseAdminUrl: c.AGENT_DATABASE_URL ?? ctx.databaseUrl,
       agentServerCommand: command,
-      agentServerEnv: c.AGENT_TRACING_ENDPOINT ? { LANGSMITH_ENDPOINT: c.AGENT_TRACING_ENDPOINT, LANGSMITH_TRACING: 'true' } : {},
+      agentServerEnv: {
+        // Graph modules unpacked outside the repository resolve @langchain/langgraph from the project's node_modules.
+        NODE_PATH: join(root, 'node_modules'),
+        ...(c.AGENT_TRACING_ENDPOINT ? { LANGSMITH_ENDPOINT: c.AGENT_TRACING_ENDPOINT, LANGSMITH_TRACING: 'true' } : {}),
+      },
       baseEnv,
       host: ctx.host ?? '127.0.0.1',
       buildTimeoutMs: c.BUILD_TIMEOUT_MS,

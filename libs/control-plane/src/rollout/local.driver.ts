@@ -1,7 +1,8 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdirSync, openSync, closeSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
-import net from 'node:net';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { Client } from 'pg';
 import * as tar from 'tar';
 import type { Secret } from '@th/contracts';
@@ -51,37 +52,44 @@ function alive(pid: number): boolean {
   }
 }
 
-/** A stable address per deployment that forwards to whichever revision's server is active. */
+/**
+ * A stable address per deployment that forwards each HTTP request to whichever revision's server is active.
+ * Per request (not per connection), so a client's kept-alive connection survives the switch to a new revision.
+ */
 class FrontProxy {
   private target: number | null = null;
-  private readonly server: net.Server;
+  private readonly server: http.Server;
+  private readonly agent = new http.Agent({ keepAlive: true, maxSockets: 64 });
   constructor() {
-    this.server = net.createServer((sock) => {
+    this.server = http.createServer((req, res) => {
       if (this.target === null) {
-        const body = '{"detail":"No revision is deployed yet"}';
-        sock.end(`HTTP/1.1 503 Service Unavailable\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`);
+        res.writeHead(503, { 'content-type': 'application/json' }).end('{"detail":"No revision is deployed yet"}');
+        req.resume();
         return;
       }
-      const up = net.connect(this.target, '127.0.0.1');
-      sock.pipe(up).pipe(sock);
-      const end = () => {
-        sock.destroy();
-        up.destroy();
-      };
-      up.on('error', end);
-      sock.on('error', end);
+      const up = http.request({ host: '127.0.0.1', port: this.target, method: req.method, path: req.url, headers: req.headers, agent: this.agent }, (r) => {
+        res.writeHead(r.statusCode ?? 502, r.headers);
+        r.pipe(res);
+      });
+      up.on('error', (err) => {
+        if (!res.headersSent) res.writeHead(502, { 'content-type': 'application/json' }).end(JSON.stringify({ detail: `agent server unavailable: ${err.message}` }));
+        else res.destroy();
+      });
+      req.pipe(up);
     });
   }
   listen(host: string, port: number): Promise<number> {
     return new Promise((res, rej) => {
       this.server.once('error', rej);
-      this.server.listen(port, host, () => res((this.server.address() as net.AddressInfo).port));
+      this.server.listen(port, host, () => res((this.server.address() as AddressInfo).port));
     });
   }
   point(port: number | null): void {
     this.target = port;
   }
   close(): Promise<void> {
+    this.server.closeAllConnections();
+    this.agent.destroy();
     return new Promise((r) => this.server.close(() => r()));
   }
 }

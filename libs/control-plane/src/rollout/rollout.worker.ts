@@ -9,6 +9,8 @@ import { RolloutError, type RolloutDriver } from './driver';
 
 export interface RolloutWorkerOptions {
   pollMs: number;
+  /** How long a shutdown waits for rollouts in flight. */
+  stopGraceMs: number;
 }
 
 const lockKey = (id: string) => createHash('sha256').update(id).digest().readBigInt64BE(0).toString();
@@ -234,11 +236,14 @@ export class RolloutWorker {
     }
   }
 
-  /** Stops looking for work and waits for the rollouts in flight (their state is in PostgreSQL either way). */
+  /** Stops looking for work and waits a little for the rollouts in flight. */
   async stop(): Promise<void> {
     this.stopped = true;
     if (this.timer) clearTimeout(this.timer);
     await this.scanning;
-    await Promise.allSettled([...this.inFlight.values()]);
+    // A rollout cut short here resumes on the next start (its state is in PostgreSQL).
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([Promise.allSettled([...this.inFlight.values()]), new Promise((r) => (timer = setTimeout(r, this.opts.stopGraceMs)))]);
+    clearTimeout(timer);
   }
 }
