@@ -216,6 +216,21 @@ describe('identity and administration through the standalone service', () => {
     expect((await call('/api/v1/workspaces', { headers: bearer })).status).toBe(403);
   });
 
+  it('the organization: can_use_audit_logs setting over the installation default, a tracked update', async () => {
+    const org = await json(await admin('/api/v1/orgs/current'), 200);
+    expect(org).toMatchObject({ id: svc.organizationId, plan: 'enterprise', is_personal: false, can_use_audit_logs: null, audit_logs_enabled: true });
+    expect((await admin('/api/v1/orgs/current', { method: 'PATCH', json: { can_use_audit_logs: 'yes' } })).status).toBe(422);
+    const off = await json(await admin('/api/v1/orgs/current', { method: 'PATCH', json: { can_use_audit_logs: false } }), 200);
+    expect(off).toMatchObject({ can_use_audit_logs: false, audit_logs_enabled: false });
+    // The setting reaches the identity the audit service gates on.
+    expect((await admin('/api/v1/audit-logs', { headers: { 'x-organization-id': svc.organizationId } })).status).toBe(403);
+    const back = await json(await admin('/api/v1/orgs/current', { method: 'PATCH', json: { can_use_audit_logs: null } }), 200);
+    expect(back).toMatchObject({ can_use_audit_logs: null, audit_logs_enabled: true });
+    expect((await admin('/api/v1/audit-logs', { headers: { 'x-organization-id': svc.organizationId } })).status).toBe(200);
+    expect(recorded('update_organization_info').map((r) => r.status)).toEqual(['Failure', 'Success', 'Success']);
+    expect(recorded('update_organization_info', 'Success')[0].resources).toEqual([{ type: 'organization', id: svc.organizationId }]);
+  });
+
   it('custom roles', async () => {
     expect((await admin('/api/v1/orgs/current/roles', { method: 'POST', json: { name: 'x', permissions: ['runs:fly'] } })).status).toBe(422);
     expect((await admin('/api/v1/orgs/current/roles', { method: 'POST', json: { name: 'x', permissions: ['organization:manage'] } })).status).toBe(400);

@@ -171,3 +171,22 @@ export const usageLimitSchema = z.object({
   updated_at: z.string(),
 });
 export type UsageLimit = z.infer<typeof usageLimitSchema>;
+
+// --- the organization ------------------------------------------------------------------------------
+
+/** can_use_audit_logs: the stored organization setting; null follows DEFAULT_ORG_FEATURE_CAN_USE_AUDIT_LOGS. */
+export const organizationUpdateSchema = z
+  .object({ name: name.optional(), can_use_audit_logs: z.boolean().nullable().optional() })
+  .strict()
+  .refine((v) => Object.keys(v).length > 0, { message: 'at least one field must be given' });
+export const organizationSchema = z.object({
+  id: uuid,
+  name: z.string(),
+  plan: z.enum(['free', 'plus', 'enterprise']),
+  is_personal: z.boolean(),
+  can_use_audit_logs: z.boolean().nullable(),
+  /** Whether audit logs are on for this organization (the setting, else the installation default). */
+  audit_logs_enabled: z.boolean(),
+  created_at: z.string(),
+});
+export type Organization = z.infer<typeof organizationSchema>;

@@ -9,6 +9,7 @@ import type {
   LoginResponse,
   OrgMember,
   OrgMembers,
+  Organization,
   PendingMember,
   Permission,
   Role,
@@ -23,6 +24,7 @@ import { assertPermissions, signSessionToken } from '@th/auth';
 import { badRequest, conflict, forbidden, notFound, unauthorized } from '@th/platform';
 import {
   ApiKeyEntity,
+  OrganizationEntity,
   OrgInvitationEntity,
   OrgMemberEntity,
   RoleEntity,
@@ -286,6 +288,37 @@ export class AdminService {
     if (!member) throw unauthorized('The user is not a member of any organization');
     const token = await signSessionToken({ user_id: user.id, organization_id: member.organization_id }, this.opts.sessionSecret, this.opts.sessionTtlSeconds);
     return { access_token: token, token_type: 'bearer', expires_in: this.opts.sessionTtlSeconds };
+  }
+
+  // --- the organization --------------------------------------------------------------------------
+
+  async getOrganization(identity: Identity): Promise<Organization> {
+    assertPermissions(identity, ['organization:read']);
+    const org = await this.ds.getRepository(OrganizationEntity).findOneOrFail({ where: { id: identity.organization_id } });
+    return this.toOrganization(org);
+  }
+
+  async updateOrganization(identity: Identity, body: { name?: string; can_use_audit_logs?: boolean | null }): Promise<Organization> {
+    assertPermissions(identity, ['organization:manage']);
+    const org = await this.write(async (m) => {
+      const o = await m.findOneOrFail(OrganizationEntity, { where: { id: identity.organization_id } });
+      if (body.name !== undefined) o.name = body.name;
+      if (body.can_use_audit_logs !== undefined) o.can_use_audit_logs = body.can_use_audit_logs;
+      return m.save(o);
+    });
+    return this.toOrganization(org);
+  }
+
+  private toOrganization(o: OrganizationEntity): Organization {
+    return {
+      id: o.id,
+      name: o.name,
+      plan: o.plan,
+      is_personal: o.is_personal,
+      can_use_audit_logs: o.can_use_audit_logs,
+      audit_logs_enabled: this.identities.canUseAuditLogs(o),
+      created_at: o.created_at.toISOString(),
+    };
   }
 
   // --- workspaces --------------------------------------------------------------------------------

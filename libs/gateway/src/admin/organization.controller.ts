@@ -5,6 +5,7 @@ import {
   idParamSchema,
   memberRoleUpdateSchema,
   orgInviteSchema,
+  organizationUpdateSchema,
   roleCreateSchema,
   roleUpdateSchema,
   userIdParamSchema,
@@ -13,6 +14,7 @@ import {
   type Identity,
   type OrgMember,
   type OrgMembers,
+  type Organization,
   type PendingMember,
   type Role,
   type Workspace,
@@ -79,6 +81,22 @@ export class OrgMembersController {
     private readonly admin: AdminService,
     private readonly audit: AdminAudit,
   ) {}
+
+  @Get()
+  organization(@CurrentIdentity() identity: Identity): Promise<Organization> {
+    return this.admin.getOrganization(identity);
+  }
+
+  @Patch()
+  updateOrganization(@CurrentIdentity() identity: Identity, @Body() body: unknown, @Req() req: Request): Promise<Organization> {
+    return this.audit.run(
+      'update_organization_info',
+      identity,
+      req,
+      () => this.admin.updateOrganization(identity, parseOrThrow(organizationUpdateSchema, body ?? {}, ['body'])),
+      (o) => [{ type: 'organization', id: o.id }],
+    );
+  }
 
   @Get('members')
   list(@CurrentIdentity() identity: Identity): Promise<OrgMembers> {
