@@ -256,6 +256,10 @@ describe('LLM runs and model price maps through the standalone service', () => {
     const traceStats = (await (await svc.api('/api/v1/runs/stats', { method: 'POST', json: { trace: traceId } })).json()) as Json;
     expect(traceStats).toMatchObject({ run_count: 2, total_tokens: 330 });
     expect(traceStats.total_cost).toBeCloseTo(cost, 12);
+    const listed = (await (await svc.api(`/api/v1/sessions?name=${encodeURIComponent(p.name)}&include_stats=true`)).json()) as Json[];
+    expect(listed[0]).toMatchObject({ id: p.id, run_count: 2, total_tokens: 330, error_rate: 0.5 });
+    expect(listed[0].total_cost).toBeCloseTo(cost, 12);
+    expect(listed[0].first_token_p50).toBeCloseTo(0.5, 6);
     const rows = await svc.ch.query<{ n: string }>('SELECT count() AS n FROM runs FINAL WHERE tenant_id = {t:UUID} AND trace_id = {id:UUID} AND is_deleted = 0', { t: svc.workspaceId, id: traceId });
     expect(Number(rows[0].n)).toBe(2);
   });
