@@ -179,7 +179,13 @@ describe('identity and administration through the standalone service', () => {
     // Workspace membership: viewer, then editor; the PAT acts with the user's roles.
     await json(await admin('/api/v1/workspaces/current/members', { method: 'POST', json: { user_id: user.user_id, role_id: BUILTIN_ROLES.workspaceViewer.id } }), 200);
     expect((await admin('/api/v1/workspaces/current/members', { method: 'POST', json: { user_id: user.user_id } })).status).toBe(409);
-    expect((await call('/api/v1/sessions', { headers: { ...bearer, 'x-tenant-id': svc.workspaceId } })).status).toBe(200);
+    const asViewer = { ...bearer, 'x-tenant-id': svc.workspaceId };
+    expect((await call('/api/v1/sessions', { headers: asViewer })).status).toBe(200);
+    expect((await call('/api/v1/runs/query', { method: 'POST', json: {}, headers: asViewer })).status).toBe(200);
+    // A viewer reads but never writes workspace data.
+    const viewerWrite = await call('/api/v1/sessions', { method: 'POST', json: { name: `viewer-${randomUUID()}` }, headers: asViewer });
+    expect(viewerWrite.status).toBe(403);
+    expect((await call('/api/v1/runs', { method: 'POST', json: { id: randomUUID(), name: 'v', run_type: 'chain', inputs: {} }, headers: asViewer })).status).toBe(403);
     const viewerKey = await call('/api/v1/api-key', { method: 'POST', json: {}, headers: { ...bearer, 'x-tenant-id': svc.workspaceId } });
     expect(viewerKey.status).toBe(403);
     expect(recorded('create_api_key', 'Failure').at(-1)).toMatchObject({ user_id: user.user_id, error: 'Missing permission: workspace:manage' });
@@ -189,6 +195,7 @@ describe('identity and administration through the standalone service', () => {
     const asPat = { 'x-api-key': pat.key as string, 'x-tenant-id': svc.workspaceId };
     expect((await call('/api/v1/sessions', { headers: asPat })).status).toBe(200);
     await json(await admin(`/api/v1/workspaces/current/members/${user.user_id}`, { method: 'PATCH', json: { role_id: BUILTIN_ROLES.workspaceEditor.id } }), 200);
+    expect((await call('/api/v1/sessions', { method: 'POST', json: { name: `editor-${randomUUID()}` }, headers: asPat })).status).toBe(200);
     expect((await admin(`/api/v1/workspaces/current/members/${user.user_id}`, { method: 'PATCH', json: { role_id: BUILTIN_ROLES.organizationAdmin.id } })).status).toBe(400);
     expect(recorded('update_workspace_member', 'Success').length).toBe(1);
     expect(recorded('update_workspace_member', 'Failure').length).toBe(1);

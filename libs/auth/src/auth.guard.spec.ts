@@ -16,6 +16,16 @@ class ProbeController {
     return { tenant: identity.tenant_id };
   }
 
+  @Post('workspace-data')
+  write(): { written: true } {
+    return { written: true };
+  }
+
+  @Post('workspace-data/query')
+  query(): { rows: [] } {
+    return { rows: [] };
+  }
+
   @Get('org')
   @OrganizationScope()
   org(@CurrentIdentity() identity: Identity): { org: string } {
@@ -90,6 +100,14 @@ describe('AuthGuard through HTTP: workspace scope, permissions and plans', () =>
     const orgScoped = { ...base, tenant_id: '' };
     expect(await as('/workspace-data', orgScoped)).toEqual([403, { detail: '{"error":"org_scoped_key_requires_workspace"}' }]);
     expect(await as('/org', orgScoped)).toEqual([200, { org: base.organization_id }]);
+  });
+
+  it('by default a role without any write permission reads the workspace but cannot write', async () => {
+    const viewer = { ...base, permissions: ['workspace:read', 'runs:read'] };
+    expect(await as('/workspace-data', viewer)).toEqual([200, { tenant: base.tenant_id }]);
+    expect(await as('/workspace-data/query', viewer, 'POST')).toEqual([201, { rows: [] }]);
+    expect(await as('/workspace-data', viewer, 'POST')).toEqual([403, { detail: 'Missing permission: this role can only read the workspace' }]);
+    expect(await as('/workspace-data', { ...viewer, permissions: ['runs:write'] }, 'POST')).toEqual([201, { written: true }]);
   });
 
   it('@RequirePermissions and @RequirePlan refuse with 403 and say what is missing', async () => {

@@ -4,7 +4,7 @@ import type { Request } from 'express';
 import type { Identity, Plan } from '@th/contracts';
 import { DomainError, ErrorCode, unauthorized } from '@th/platform';
 import { IDENTITY_HEADER, verifyIdentity } from './internal-token';
-import { ORGANIZATION_SCOPE_KEY, REQUIRED_PERMISSIONS_KEY, REQUIRED_PLANS_KEY, assertPermissions, assertPlan } from './permissions';
+import { ORGANIZATION_SCOPE_KEY, REQUIRED_PERMISSIONS_KEY, REQUIRED_PLANS_KEY, assertDefaultWorkspaceAccess, assertPermissions, assertPlan } from './permissions';
 
 export interface IdentityResolver {
   /** Returns the caller's identity, null when the request carries no credentials; throws on bad ones. */
@@ -48,6 +48,7 @@ export class AuthGuard implements CanActivate {
     if (!orgScoped && identity.tenant_id === '') throw new DomainError(ErrorCode.Forbidden, '{"error":"org_scoped_key_requires_workspace"}');
     const required = this.reflector.getAllAndOverride<string[] | undefined>(REQUIRED_PERMISSIONS_KEY, targets);
     if (required && required.length > 0) assertPermissions(identity, required);
+    else if (!orgScoped) assertDefaultWorkspaceAccess(identity, req.method, req.path);
     const plans = this.reflector.getAllAndOverride<Plan[] | undefined>(REQUIRED_PLANS_KEY, targets);
     if (plans && plans.length > 0) assertPlan(identity, plans);
     return true;

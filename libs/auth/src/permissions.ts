@@ -30,3 +30,18 @@ export function assertPermissions(identity: Identity, required: readonly string[
 export function assertPlan(identity: Identity, plans: readonly Plan[]): void {
   if (!plans.includes(identity.plan)) throw forbidden(`This feature needs the ${plans.join(' or ')} plan; the organization is on ${identity.plan}`);
 }
+
+/** Any of these lets a caller write in a workspace; a role with none of them (a viewer) only reads. */
+export const WORKSPACE_WRITE_PERMISSIONS = ['workspace:write', 'runs:write', 'projects:write', 'datasets:write', 'deployments:write'];
+const READ_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
+/** Reads sent as POST (a query body). */
+const READ_OVER_POST = /\/(query|stats)\/?$/;
+
+/**
+ * The default for workspace routes that declare no @RequirePermissions: reads need membership
+ * only, writes need a write permission, so a viewer role cannot change workspace data.
+ */
+export function assertDefaultWorkspaceAccess(identity: Identity, method: string, path: string): void {
+  if (READ_METHODS.has(method) || (method === 'POST' && READ_OVER_POST.test(path))) return;
+  if (!identity.permissions.some((p) => WORKSPACE_WRITE_PERMISSIONS.includes(p))) throw forbidden('Missing permission: this role can only read the workspace');
+}
