@@ -62,7 +62,7 @@ export function installFallbackResolver(): void {
       return original.call(this, request, parent, ...rest);
     } catch (err) {
       if ((err as { code?: string }).code !== 'MODULE_NOT_FOUND' || request.startsWith('.') || isAbsolute(request)) throw err;
-      return original.call(this, request, parent, { paths: ownPaths });
+      return original.call(this, request, parent, false, { paths: ownPaths });
     }
   };
 }

@@ -91,8 +91,8 @@ export class RunWorker {
     private readonly opts: WorkerOptions,
   ) {}
 
+  /** Takes runs when concurrency > 0; reaps lapsed leases in any case (a process that only serves HTTP still recovers runs). */
   start(): void {
-    if (this.opts.concurrency === 0) return;
     this.offs.push(this.notifier.on(CHANNELS.pending, () => this.pump()));
     this.offs.push(
       this.notifier.on(CHANNELS.cancel, (runId) => {
@@ -118,7 +118,7 @@ export class RunWorker {
 
   /** Takes runs while slots are free. Re-entrant calls just ask for one more round. */
   pump(): void {
-    if (this.stopped) return;
+    if (this.stopped || this.opts.concurrency === 0) return;
     if (this.pumping) {
       this.again = true;
       return;
