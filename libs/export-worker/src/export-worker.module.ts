@@ -40,7 +40,13 @@ export class ExportWorkerModule {
           provide: ExportRunner,
           inject: [ClickHouse, ExportsRepository, CredentialsCipher, { token: ExportRunFilter, optional: true }],
           useFactory: (ch: ClickHouse, repo: ExportsRepository, cipher: CredentialsCipher, hostFilter: ExportRunFilter | undefined) =>
-            new ExportRunner(ch, repo, cipher, hostFilter ?? null, { chunkRows: opts.chunkRows, rowsPerFile: opts.rowsPerFile, rowGroupRows: opts.rowGroupRows, leaseMs: opts.leaseMs }),
+            new ExportRunner(ch, repo, cipher, hostFilter ?? null, {
+              chunkRows: opts.chunkRows,
+              rowsPerFile: opts.rowsPerFile,
+              rowGroupRows: opts.rowGroupRows,
+              leaseMs: opts.leaseMs,
+              compression: opts.compression,
+            }),
         },
         DestinationsService,
         BulkExportsService,

@@ -1,4 +1,5 @@
 import type { DataSource } from 'typeorm';
+import type { ParquetCompression } from './writer/run-parquet';
 
 export const EXPORTS_SCHEMA = 'exports';
 
@@ -16,6 +17,8 @@ export interface ExportWorkerOptions {
   chunkRows: number;
   rowsPerFile: number;
   rowGroupRows: number;
+  /** Parquet page compression (UNCOMPRESSED, GZIP, SNAPPY, BROTLI). */
+  compression: ParquetCompression;
   /** The spec's 72-hour runtime timeout. */
   maxRuntimeMs: number;
   /** A spawned export runs this long after its window ends (the spec's 10 minutes). */
@@ -31,6 +34,7 @@ export const EXPORT_DEFAULTS = {
   chunkRows: 5_000,
   rowsPerFile: 250_000,
   rowGroupRows: 5_000,
+  compression: 'GZIP' as ParquetCompression,
   maxRuntimeMs: 72 * 3_600_000,
   spawnDelayMs: 10 * 60_000,
 } as const;

@@ -112,7 +112,7 @@ describe('export runner: resumption, leases and exactly-once output', () => {
     if (!job) throw new Error('job not stored');
     return job;
   };
-  const opts: ExportRunnerOptions = { chunkRows: 100, rowsPerFile: 250, rowGroupRows: 64, leaseMs: 1_000 };
+  const opts: ExportRunnerOptions = { chunkRows: 100, rowsPerFile: 250, rowGroupRows: 64, leaseMs: 1_000, compression: 'SNAPPY' };
   const runner = (r: ExportsRepository = repo) => new ExportRunner(ch, r, cipher, null, opts);
 
   /** What the bucket holds for an export, read with ClickHouse's Parquet reader. */

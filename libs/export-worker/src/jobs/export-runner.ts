@@ -5,7 +5,7 @@ import type { ExportField } from '@th/contracts';
 import type { ExportsRepository, JobRow } from '../exports.repository';
 import type { CredentialsCipher } from '../storage/credentials-cipher';
 import { objectStoreFor, type ObjectStore } from '../storage/object-store';
-import { FIELD_SQL, exportFieldsOf, parquetSchemaFor, toParquetRow } from '../writer/run-parquet';
+import { FIELD_SQL, exportFieldsOf, parquetSchemaFor, toParquetRow, type ParquetCompression } from '../writer/run-parquet';
 import type { ExportRunFilter } from './run-filter';
 
 export interface ExportRunnerOptions {
@@ -16,6 +16,8 @@ export interface ExportRunnerOptions {
   /** Rows per Parquet row group (buffered in memory by the writer). */
   rowGroupRows: number;
   leaseMs: number;
+  /** Parquet page compression. */
+  compression: ParquetCompression;
 }
 
 /** Why a run stopped without finishing: the job was cancelled, timed out or taken by another worker, or the worker is stopping. */
@@ -58,18 +60,25 @@ export class ExportRunner {
 
   private async export(job: JobRow, owner: string, store: ObjectStore, signal: AbortSignal): Promise<void> {
     const fields = exportFieldsOf(job.export_fields);
-    const schema = parquetSchemaFor(fields);
+    const schema = parquetSchemaFor(fields, this.opts.compression);
     let cursor = { t_us: job.cursor_us ?? (BigInt(job.start_us) - 1n).toString(), id: job.cursor_id ?? MAX_UUID };
     let seq = job.files_written;
     let pending: ChunkRow[] = [];
     let at = 0;
-    let exhausted = false;
+    // One chunk is read ahead while the current one is written: ClickHouse and the writer overlap, memory holds two chunks.
+    const readFrom = (from: { t_us: string; id: string }) => {
+      const p = this.readChunk(job, fields, from);
+      p.catch(() => undefined); // awaited below; this only keeps an abandoned read-ahead from being an unhandled rejection
+      return p;
+    };
+    let ahead: ReturnType<typeof readFrom> | null = readFrom(cursor);
 
     const next = async (): Promise<ChunkRow | null> => {
-      while (at >= pending.length && !exhausted) {
-        const chunk = await this.readChunk(job, fields, cursor);
+      while (at >= pending.length && ahead) {
+        const chunk = await ahead;
+        ahead = null;
         if (chunk.last) cursor = chunk.last;
-        exhausted = chunk.done;
+        if (!chunk.done) ahead = readFrom(cursor);
         pending = chunk.rows;
         at = 0;
       }

@@ -93,8 +93,16 @@ export function exportFieldsOf(requested: readonly ExportField[] | null): Export
   return EXPORT_FIELDS.filter((f) => wanted.has(f));
 }
 
-export function parquetSchemaFor(fields: readonly ExportField[]): ParquetSchema {
-  return new ParquetSchema(Object.fromEntries(fields.map((f) => [f, PARQUET_FIELDS[f]])));
+export const PARQUET_COMPRESSIONS = ['UNCOMPRESSED', 'GZIP', 'SNAPPY', 'BROTLI'] as const;
+export type ParquetCompression = (typeof PARQUET_COMPRESSIONS)[number];
+
+function withCompression(def: ParquetFieldDef, compression: ParquetCompression): ParquetFieldDef {
+  if (def.fields) return { ...def, fields: Object.fromEntries(Object.entries(def.fields).map(([k, v]) => [k, withCompression(v, compression)])) };
+  return { ...def, compression };
+}
+
+export function parquetSchemaFor(fields: readonly ExportField[], compression: ParquetCompression = 'UNCOMPRESSED'): ParquetSchema {
+  return new ParquetSchema(Object.fromEntries(fields.map((f) => [f, withCompression(PARQUET_FIELDS[f], compression)])));
 }
 
 /** A row as ClickHouse returned it (FIELD_SQL forms) → the Parquet writer's row. */
