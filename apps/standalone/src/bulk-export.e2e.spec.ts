@@ -1,4 +1,7 @@
 import { randomUUID } from 'node:crypto';
+import { readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { Client } from 'pg';
 import { EventBus } from '@th/bus';
 import { TOPICS, type AuditRecord } from '@th/contracts';
@@ -62,7 +65,7 @@ describe('bulk export to S3 as Parquet, through HTTP', () => {
     s3 = await startS3Server();
     s3.createBucket(BUCKET);
     db = await createTestDatabase();
-    svc = await startTestStandalone({ DATABASE_URL: db.url, EXPORT_POLL_MS: '200' });
+    svc = await startTestStandalone({ DATABASE_URL: db.url, EXPORT_POLL_MS: '200', EXPORT_RETRY_DELAY_MS: '200' });
     await svc.app.get(EventBus).subscribe(TOPICS.audit, { groupId: 'bulk-export-test' }, async (batch) => {
       for (const m of batch) audit.push(m.value);
     });
@@ -351,6 +354,18 @@ describe('bulk export to S3 as Parquet, through HTTP', () => {
       expect(parquetKeys(created.id as string)).toEqual([]);
     });
 
+    it('retries a failing export and then marks it FAILED with the reason, without writing anything', async () => {
+      s3.createBucket('th-doomed');
+      const doomed = await json(await svc.api('/api/v1/bulk-exports/destinations', { method: 'POST', json: destinationBody({}, {}, { bucket_name: 'th-doomed' }) }));
+      expect(doomed.id).toBeDefined();
+      rmSync(join(s3.dataDir, 'th-doomed'), { recursive: true, force: true });
+      const res = await svc.api('/api/v1/bulk-exports', { method: 'POST', json: oneTime({ bulk_export_destination_id: doomed.id }) });
+      expect(res.status).toBe(200);
+      const failed = await finished((await json(res)).id as string);
+      expect(failed).toMatchObject({ status: 'FAILED', rows_written: 0, files_written: 0 });
+      expect(failed.error).toMatch(/bucket/i);
+    });
+
     it('spawns one export per past window of a scheduled export; cancelling stops spawning and leaves spawned ones alone', async () => {
       const hour = 3_600_000;
       const start = Math.floor(Date.now() / 1000) * 1000 - 2.5 * hour;
@@ -398,6 +413,17 @@ describe('bulk export to S3 as Parquet, through HTTP', () => {
       expect(audit.some((a) => a.operation === 'cancel_bulk_export' && a.status === 'Success' && a.resources.some((r) => r.id === scheduled.id))).toBe(true);
       const list = (await (await svc.api('/api/v1/bulk-exports?limit=1000')).json()) as Json[];
       expect(list.map((e) => e.id)).toEqual(expect.arrayContaining([scheduled.id, ...spawned.map((s) => s.id)]));
+    });
+
+    it('still decrypts stored credentials after a restart (the generated key is kept in DATA_DIR)', async () => {
+      const key = readFileSync(join(tmpdir(), `th-standalone-${process.pid}`, 'export-encryption-key'), 'utf8').trim();
+      expect(key.length).toBeGreaterThanOrEqual(32);
+      await svc.close();
+      svc = await startTestStandalone({ DATABASE_URL: db.url, EXPORT_POLL_MS: '200', BOOTSTRAP_API_KEY: svc.apiKey });
+      const res = await svc.api('/api/v1/bulk-exports', { method: 'POST', json: oneTime({ export_fields: ['name'] }) });
+      expect(res.status).toBe(200);
+      expect(await finished((await json(res)).id as string)).toMatchObject({ status: 'COMPLETED', rows_written: 8 });
+      expect(readFileSync(join(tmpdir(), `th-standalone-${process.pid}`, 'export-encryption-key'), 'utf8').trim()).toBe(key);
     });
   });
 });

@@ -20,6 +20,8 @@ export const standaloneConfigSchema = z.object({
   EXPORT_ENCRYPTION_KEY: secret(z.string().min(16).optional()),
   EXPORT_MAX_CONCURRENT: z.coerce.number().int().min(1).default(2),
   EXPORT_POLL_MS: z.coerce.number().int().min(100).default(5_000),
+  /** Back-off before a failed export's next attempt (times the attempts so far). */
+  EXPORT_RETRY_DELAY_MS: z.coerce.number().int().min(0).default(30_000),
   /** Rate limits with counters in this process (RATE_LIMIT_ENABLED, _REGION, _TRUSTED_PROXIES, _OVERRIDES). */
   ...rateLimitConfigShape,
   /** The deployment control plane (CONTROL_PLANE_*, AGENT_*, ROLLOUT_*...; see the control-plane README section). */

@@ -119,6 +119,7 @@ export async function startStandalone(config: StandaloneConfig): Promise<Running
         encryptionKey: exportEncryptionKey(config, dataDir),
         maxConcurrent: config.EXPORT_MAX_CONCURRENT,
         pollMs: config.EXPORT_POLL_MS,
+        retryDelayMs: config.EXPORT_RETRY_DELAY_MS,
       },
       ingest: {
         writer: true,

@@ -19,6 +19,10 @@ export interface ExportWorkerOptions {
   rowGroupRows: number;
   /** Parquet page compression (UNCOMPRESSED, GZIP, SNAPPY, BROTLI). */
   compression: ParquetCompression;
+  /** Attempts of one export (failures, not worker deaths: those resume under a new lease) before it is FAILED. */
+  maxAttempts: number;
+  /** Back-off before attempt n+1 is n times this. */
+  retryDelayMs: number;
   /** The spec's 72-hour runtime timeout. */
   maxRuntimeMs: number;
   /** A spawned export runs this long after its window ends (the spec's 10 minutes). */
@@ -35,6 +39,8 @@ export const EXPORT_DEFAULTS = {
   rowsPerFile: 250_000,
   rowGroupRows: 5_000,
   compression: 'GZIP' as ParquetCompression,
+  maxAttempts: 3,
+  retryDelayMs: 30_000,
   maxRuntimeMs: 72 * 3_600_000,
   spawnDelayMs: 10 * 60_000,
 } as const;

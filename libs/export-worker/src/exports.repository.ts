@@ -237,6 +237,17 @@ export class ExportsRepository {
     return rows[0].length > 0;
   }
 
+  /** Gives a failed attempt back to be taken again after `delayMs`, keeping the error for GET. */
+  async retryLater(id: string, owner: string, delayMs: number, error: string): Promise<boolean> {
+    const rows = (await this.ds.query(
+      `UPDATE "exports"."jobs" SET lease_owner = NULL, lease_until = NULL, error = $3, updated_at = now(),
+         run_after = now() + ($4::text || ' milliseconds')::interval
+       WHERE id = $1 AND lease_owner = $2 AND status = 'RUNNING' RETURNING id`,
+      [id, owner, error, String(delayMs)],
+    )) as [unknown[], number];
+    return rows[0].length > 0;
+  }
+
   /** Gives a job back (worker shutdown) so another worker resumes it at once instead of after the lease. */
   async release(id: string, owner: string): Promise<void> {
     await this.ds.query(`UPDATE "exports"."jobs" SET lease_until = NULL, lease_owner = NULL WHERE id = $1 AND lease_owner = $2 AND status = 'RUNNING'`, [id, owner]);

@@ -103,8 +103,14 @@ export class ExportWorkerService implements OnApplicationBootstrap, OnApplicatio
         return;
       }
       const message = err instanceof Error ? err.message : String(err);
-      this.log.error(`export ${id} failed: ${message}`);
-      await this.repo.finish(id, this.owner, 'FAILED', message).catch(() => undefined);
+      // A failed attempt resumes from its last committed file after a back-off; the last allowed attempt fails the export.
+      if (job.attempts < this.opts.maxAttempts) {
+        this.log.warn(`export ${id} attempt ${job.attempts} failed, retrying: ${message}`);
+        await this.repo.retryLater(id, this.owner, this.opts.retryDelayMs * job.attempts, message).catch(() => undefined);
+      } else {
+        this.log.error(`export ${id} failed after ${job.attempts} attempts: ${message}`);
+        await this.repo.finish(id, this.owner, 'FAILED', message).catch(() => undefined);
+      }
     } finally {
       clearInterval(heartbeat);
     }
