@@ -3,13 +3,15 @@
  * POST /otel/v1/traces with OTLP protobuf bodies, against the same spans sent as runs to the JSON
  * POST /runs/batch path, in one run on one service. OTLP/JSON is measured too. Each span is a GenAI
  * span (~1 KB: model, usage, input and output messages); traces hold one chain span and four LLM spans.
+ * Besides wall-clock rates it reports spans per CPU-second of the service process, which other load
+ * on a shared machine does not skew.
  * The /runs/batch bodies are the server's own mapping of those spans (spansToRuns), so both paths
  * write the same runs.
  *
  *   npm run build && node scripts/run.js bench/otel/main.js [--spans 50000] [--repeat 3] [--concurrency 8] [--batch 100]
  */
 import { randomBytes } from 'node:crypto';
-import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
+import { chmodSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { OtlpTraceRequest } from '@th/contracts';
@@ -133,6 +135,15 @@ async function visible(url: string, apiKey: string, project: string, count: numb
   throw new Error(`${project}: runs not visible after 5 minutes`);
 }
 
+/**
+ * CPU seconds the service process has used (user + system, from /proc): the machine is shared, so
+ * spans per service-CPU-second compares the paths without the noise of other processes' load.
+ */
+function cpuSeconds(pid: number): number {
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+  return (Number(fields[11]) + Number(fields[12])) / 100; // utime, stime in clock ticks (USER_HZ = 100)
+}
+
 async function main(): Promise<void> {
   const args = parseArgs();
   const dir = mkdtempSync(join(tmpdir(), 'th-bench-otel-'));
@@ -160,18 +171,25 @@ async function main(): Promise<void> {
         const project = `bench-${p.name}-${round_}-${hex(3)}`;
         if (p.name === 'json_batch') p.bodies = p.bodies.map((b) => JSON.stringify({ post: (JSON.parse(String(b)) as { post: Record<string, unknown>[] }).post.map((r) => ({ ...r, session_name: project })) }));
         const bytes = p.bodies.reduce((s, b) => s + (typeof b === 'string' ? Buffer.byteLength(b) : b.length), 0);
+        const cpu0 = cpuSeconds(svc.child.pid!);
         const t0 = performance.now();
         const sendMs = await sendAll(svc.url, apiKey, p, args.concurrency, project);
         const at = await visible(svc.url, apiKey, project, args.spans);
         out[`${p.name}_spans_per_s`] = Math.round(args.spans / ((at - t0) / 1000));
+        out[`${p.name}_spans_per_cpu_s`] = Math.round(args.spans / (cpuSeconds(svc.child.pid!) - cpu0));
         out[`${p.name}_ack_spans_per_s`] = Math.round(args.spans / (sendMs / 1000));
         out[`${p.name}_bytes_per_span`] = Math.round(bytes / args.spans);
       }
       out.ratio_proto_to_json_batch = round(out.otlp_proto_spans_per_s / out.json_batch_spans_per_s, 3);
       out.ratio_otlp_json_to_json_batch = round(out.otlp_json_spans_per_s / out.json_batch_spans_per_s, 3);
+      out.cpu_ratio_proto_to_json_batch = round(out.otlp_proto_spans_per_cpu_s / out.json_batch_spans_per_cpu_s, 3);
+      out.cpu_ratio_otlp_json_to_json_batch = round(out.otlp_json_spans_per_cpu_s / out.json_batch_spans_per_cpu_s, 3);
       process.stdout.write(`${JSON.stringify({ round: round_, ...out })}\n`);
       results.push(out);
     }
+  } catch (err) {
+    process.stderr.write(`service log (tail):\n${svc.log().slice(-3000)}\n`);
+    throw err;
   } finally {
     await svc.stop();
     rmSync(dir, { recursive: true, force: true });
