@@ -1,61 +1,113 @@
-import { OTLP_SPAN_KIND_COUNT, OTLP_STATUS_CODE_COUNT, otlpTraceRequestSchema, type OtlpTraceRequest, type ValidationErrorItem } from '@th/contracts';
+import {
+  OTLP_SPAN_KIND_COUNT,
+  OTLP_STATUS_CODE_COUNT,
+  otlpTraceRequestSchema,
+  type OtlpAnyValue,
+  type OtlpKeyValue,
+  type OtlpTraceRequest,
+  type ValidationErrorItem,
+} from '@th/contracts';
 import { parseOrThrow, ValidationFailed } from '@th/platform';
 import { otlpTypes } from './otlp-proto';
 
 type Loc = (string | number)[];
 type Obj = Record<string, unknown>;
 
+type Long = { high: number; low: number; toString(): string };
+type Bytes = Uint8Array;
+
+const bytesHex = (b: unknown): string => (b instanceof Uint8Array ? Buffer.from(b.buffer, b.byteOffset, b.byteLength).toString('hex') : '');
+/** A fixed64/int64 field as protobufjs decodes it (a Long, or a number without long.js) in decimal. */
+const int64 = (v: unknown): string => (typeof v === 'number' ? String(v) : v && typeof v === 'object' ? (v as Long).toString() : '0');
+
 function idHex(v: unknown, bytes: number, loc: Loc, errors: ValidationErrorItem[], optional = false): string {
-  const b64 = typeof v === 'string' ? v : '';
-  const buf = Buffer.from(b64, 'base64');
-  if (buf.length === 0 && optional) return '';
-  if (buf.length !== bytes) errors.push({ loc, msg: `Expected ${bytes} bytes, got ${buf.length}`, type: 'value_error' });
-  return buf.toString('hex');
+  const hex = bytesHex(v);
+  if (hex.length === 0 && optional) return '';
+  if (hex.length !== bytes * 2) errors.push({ loc, msg: `Expected ${bytes} bytes, got ${hex.length / 2}`, type: 'value_error' });
+  return hex;
 }
 
 function checkEnum(v: unknown, count: number, loc: Loc, errors: ValidationErrorItem[]): void {
-  if (v === undefined) return;
+  if (v === undefined || v === null) return;
   if (typeof v !== 'number' || !Number.isInteger(v) || v < 0 || v >= count) {
     errors.push({ loc, msg: `Unknown enum value ${String(v)}; expected 0 to ${count - 1}`, type: 'enum' });
   }
 }
 
+/** A decoded AnyValue in the OTLP/JSON shape: its oneof case names the one field that is set. */
+function anyValueOf(v: Obj | null | undefined): OtlpAnyValue | undefined {
+  if (!v) return undefined;
+  switch (v.value as string | undefined) {
+    case 'stringValue':
+      return { stringValue: v.stringValue as string };
+    case 'boolValue':
+      return { boolValue: v.boolValue as boolean };
+    case 'intValue':
+      return { intValue: int64(v.intValue) };
+    case 'doubleValue':
+      return { doubleValue: v.doubleValue as number };
+    case 'arrayValue':
+      return { arrayValue: { values: (((v.arrayValue as Obj | null)?.values as Obj[] | undefined) ?? []).map((x) => anyValueOf(x) ?? {}) } };
+    case 'kvlistValue':
+      return { kvlistValue: { values: kvsOf((v.kvlistValue as Obj | null)?.values as Obj[] | undefined) } };
+    case 'bytesValue':
+      return { bytesValue: Buffer.from(v.bytesValue as Bytes).toString('base64') };
+    default:
+      return {};
+  }
+}
+
+const kvsOf = (kvs: Obj[] | undefined): OtlpKeyValue[] => (kvs ?? []).map((kv) => ({ key: kv.key as string, value: anyValueOf(kv.value as Obj | null) }));
+
 /**
  * An OTLP/protobuf ExportTraceServiceRequest, decoded by protobufjs from the official definitions, in
- * the OTLP/JSON shape (ids as hex, 64-bit integers as strings). Malformed bytes, ids of the wrong
- * length and unknown enum values are 422s naming where they are.
+ * the OTLP/JSON shape (ids as hex, 64-bit integers as decimal strings), read straight off the decoded
+ * message. Malformed bytes, ids of the wrong length and unknown enum values are 422s naming where they are.
  */
 export function decodeOtlpProtobuf(body: Buffer): OtlpTraceRequest {
   const { request } = otlpTypes();
-  let obj: Obj;
+  let msg: Obj;
   try {
-    obj = request.toObject(request.decode(body), { longs: String, bytes: String, enums: Number, defaults: false, arrays: true }) as Obj;
+    msg = request.decode(body) as unknown as Obj;
   } catch (err) {
     throw new ValidationFailed([{ loc: ['body'], msg: `Malformed OTLP protobuf (ExportTraceServiceRequest): ${(err as Error).message}`, type: 'value_error' }]);
   }
   const errors: ValidationErrorItem[] = [];
-  const resourceSpans = (obj.resourceSpans as Obj[] | undefined) ?? [];
-  resourceSpans.forEach((rs, i) => {
-    ((rs.scopeSpans as Obj[] | undefined) ?? []).forEach((ss, j) => {
-      ((ss.spans as Obj[] | undefined) ?? []).forEach((s, k) => {
-        const loc: Loc = ['body', 'resourceSpans', i, 'scopeSpans', j, 'spans', k];
-        s.traceId = idHex(s.traceId, 16, [...loc, 'traceId'], errors);
-        s.spanId = idHex(s.spanId, 8, [...loc, 'spanId'], errors);
-        s.parentSpanId = idHex(s.parentSpanId, 8, [...loc, 'parentSpanId'], errors, true);
-        if (s.startTimeUnixNano === undefined) s.startTimeUnixNano = '0';
-        checkEnum(s.kind, OTLP_SPAN_KIND_COUNT, [...loc, 'kind'], errors);
-        const status = s.status as Obj | undefined;
-        if (status) checkEnum(status.code, OTLP_STATUS_CODE_COUNT, [...loc, 'status', 'code'], errors);
-        for (const link of (s.links as Obj[] | undefined) ?? []) {
-          link.traceId = Buffer.from(String(link.traceId ?? ''), 'base64').toString('hex');
-          link.spanId = Buffer.from(String(link.spanId ?? ''), 'base64').toString('hex');
-        }
-        if (errors.length > 100) throw new ValidationFailed(errors);
-      });
-    });
+  const resourceSpans = ((msg.resourceSpans as Obj[] | undefined) ?? []).map((rs, i) => {
+    const resource = rs.resource as Obj | null | undefined;
+    return {
+      resource: { attributes: kvsOf(resource?.attributes as Obj[] | undefined) },
+      scopeSpans: ((rs.scopeSpans as Obj[] | undefined) ?? []).map((ss, j) => {
+        const scope = ss.scope as Obj | null | undefined;
+        return {
+          scope: scope ? { name: scope.name as string, version: scope.version as string } : undefined,
+          spans: ((ss.spans as Obj[] | undefined) ?? []).map((s, k) => {
+            const loc: Loc = ['body', 'resourceSpans', i, 'scopeSpans', j, 'spans', k];
+            const status = s.status as Obj | null | undefined;
+            checkEnum(s.kind, OTLP_SPAN_KIND_COUNT, [...loc, 'kind'], errors);
+            if (status) checkEnum(status.code, OTLP_STATUS_CODE_COUNT, [...loc, 'status', 'code'], errors);
+            if (errors.length > 100) throw new ValidationFailed(errors);
+            const links = s.links as Obj[] | undefined;
+            return {
+              traceId: idHex(s.traceId, 16, [...loc, 'traceId'], errors),
+              spanId: idHex(s.spanId, 8, [...loc, 'spanId'], errors),
+              parentSpanId: idHex(s.parentSpanId, 8, [...loc, 'parentSpanId'], errors, true),
+              name: s.name as string,
+              kind: s.kind as number,
+              startTimeUnixNano: int64(s.startTimeUnixNano),
+              endTimeUnixNano: int64(s.endTimeUnixNano),
+              attributes: kvsOf(s.attributes as Obj[] | undefined),
+              events: ((s.events as Obj[] | undefined) ?? []).map((e) => ({ timeUnixNano: int64(e.timeUnixNano), name: e.name as string, attributes: kvsOf(e.attributes as Obj[] | undefined) })),
+              links: links && links.length > 0 ? links.map((l) => ({ traceId: bytesHex(l.traceId), spanId: bytesHex(l.spanId) })) : undefined,
+              status: status ? { code: status.code as number, message: status.message as string } : undefined,
+            };
+          }),
+        };
+      }),
+    };
   });
   if (errors.length > 0) throw new ValidationFailed(errors);
-  return obj as OtlpTraceRequest;
+  return { resourceSpans };
 }
 
 /** An OTLP/JSON ExportTraceServiceRequest, validated against the contract. */
