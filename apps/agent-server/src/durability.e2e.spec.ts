@@ -33,7 +33,7 @@ async function start(env: Record<string, string> = {}): Promise<{ proc: AppProce
 
 /** Creates a slow run and returns once it is executing (its input `values` event streamed). */
 async function startRunning(client: Client, threadId: string, text: string): Promise<string> {
-  const run = await client.runs.create(threadId, 'agent', { input: user(text) });
+  const run = await client.runs.create(threadId, 'agent', { input: user(text), streamMode: ['values'] });
   for await (const e of client.runs.joinStream(threadId, run.run_id)) if (e.event === 'values') break;
   return run.run_id;
 }

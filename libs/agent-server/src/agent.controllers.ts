@@ -2,6 +2,7 @@ import { Body, Controller, Delete, Get, Headers, HttpCode, Inject, Param, Patch,
 import type { Request, Response } from 'express';
 import { agentRunCancelQuerySchema, agentRunJoinStreamQuerySchema, agentRunListQuerySchema, type AgentAssistant, type AgentRun, type AgentThread, type AgentThreadState } from '@th/contracts';
 import { parseOrThrow } from '@th/platform';
+import { toRun } from './agent.repository';
 import { AgentService, pathId } from './agent.service';
 import { streamRun, waitRun } from './sse';
 
@@ -105,7 +106,7 @@ export class RunsController {
   async create(@Param('thread_id') threadId: string, @Body() body: unknown, @Res({ passthrough: true }) res: Response): Promise<AgentRun> {
     const { run } = await this.agents.createRun(threadId, body);
     res.setHeader('Content-Location', `/threads/${run.thread_id}/runs/${run.run_id}`);
-    return this.agents.getRun(run.thread_id, run.run_id);
+    return toRun(run);
   }
 
   @Post('runs')
@@ -113,7 +114,7 @@ export class RunsController {
   async createStateless(@Body() body: unknown, @Res({ passthrough: true }) res: Response): Promise<AgentRun> {
     const { run } = await this.agents.createRun(null, body);
     res.setHeader('Content-Location', `/runs/${run.run_id}`);
-    return this.agents.getRun(run.thread_id, run.run_id);
+    return toRun(run);
   }
 
   @Post('threads/:thread_id/runs/wait')
@@ -130,14 +131,14 @@ export class RunsController {
 
   @Post('threads/:thread_id/runs/stream')
   async stream(@Param('thread_id') threadId: string, @Body() body: unknown, @Res() res: Response): Promise<void> {
-    const { run, body: b } = await this.agents.createRun(threadId, body);
+    const { run, body: b } = await this.agents.createRun(threadId, body, { stream: true });
     const cancel = (b.on_disconnect ?? (b.stream_resumable ? 'continue' : 'cancel')) === 'cancel';
     await streamRun(this.agents, res, { threadId: run.thread_id, run, lastEventId: undefined, cancelOnDisconnect: cancel, created: true, dropAfter: false });
   }
 
   @Post('runs/stream')
   async streamStateless(@Body() body: unknown, @Res() res: Response): Promise<void> {
-    const { run, body: b } = await this.agents.createRun(null, body);
+    const { run, body: b } = await this.agents.createRun(null, body, { stream: true });
     const cancel = (b.on_disconnect ?? (b.stream_resumable ? 'continue' : 'cancel')) === 'cancel';
     await streamRun(this.agents, res, { threadId: null, run, lastEventId: undefined, cancelOnDisconnect: cancel, created: true, dropAfter: (b.on_completion ?? 'delete') === 'delete' });
   }

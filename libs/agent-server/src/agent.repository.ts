@@ -286,10 +286,12 @@ export class AgentRepository {
           opts.stateless,
         ]);
       }
+      // The thread's row lock serializes run creation on one thread. The active runs are read by a second
+      // statement: its snapshot is taken after the lock is granted, so it sees a run a concurrent create just committed.
       const t = await c.query<{ metadata: Record<string, unknown> }>(`SELECT metadata FROM ${S}.threads WHERE thread_id = $1 FOR UPDATE`, [run.thread_id]);
       if (!t.rowCount) return { kind: 'thread_missing' };
       const active = await c.query<{ run_id: string; status: AgentRunStatus }>(
-        `SELECT run_id, status FROM ${S}.runs WHERE thread_id = $1 AND status IN ('pending', 'running') ORDER BY created_at FOR UPDATE`,
+        `SELECT run_id, status FROM ${S}.runs WHERE thread_id = $1 AND status IN ('pending', 'running') ORDER BY created_at`,
         [run.thread_id],
       );
       const cancelled: string[] = [];
@@ -309,21 +311,18 @@ export class AgentRepository {
           }
         }
       }
-      const ins = await c.query<RunRow>(
-        `INSERT INTO ${S}.runs (run_id, thread_id, assistant_id, graph_id, status, metadata, kwargs, multitask_strategy, available_at)
-         VALUES ($1, $2, $3, $4, 'pending', $5, $6, $7, clock_timestamp() + make_interval(secs => $8)) RETURNING *`,
-        [run.run_id, run.thread_id, run.assistant_id, run.graph_id, json(run.metadata), json(run.kwargs), run.multitask_strategy, run.after_seconds],
-      );
       const meta = t.rows[0].metadata;
       const patch: Record<string, unknown> = {};
       if (meta.graph_id === undefined) patch.graph_id = run.graph_id;
       if (meta.assistant_id === undefined) patch.assistant_id = run.assistant_id;
-      await c.query(`UPDATE ${S}.threads SET status = 'busy', graph_id = $2, metadata = metadata || $3::jsonb, updated_at = now() WHERE thread_id = $1`, [
-        run.thread_id,
-        run.graph_id,
-        json(patch),
-      ]);
-      await c.query(`SELECT pg_notify($1, '')`, [CHANNELS.pending]);
+      const ins = await c.query<RunRow>(
+        `WITH ins AS (
+           INSERT INTO ${S}.runs (run_id, thread_id, assistant_id, graph_id, status, metadata, kwargs, multitask_strategy, available_at)
+           VALUES ($1, $2, $3, $4, 'pending', $5, $6, $7, clock_timestamp() + make_interval(secs => $8)) RETURNING *),
+         ut AS (UPDATE ${S}.threads SET status = 'busy', graph_id = $4, metadata = metadata || $9::jsonb, updated_at = now() WHERE thread_id = $2)
+         SELECT ins.* FROM ins CROSS JOIN (SELECT pg_notify($10, '')) n`,
+        [run.run_id, run.thread_id, run.assistant_id, run.graph_id, json(run.metadata), json(run.kwargs), run.multitask_strategy, run.after_seconds, json(patch), CHANNELS.pending],
+      );
       return { kind: 'created', run: ins.rows[0], cancelled };
     });
   }
@@ -394,47 +393,50 @@ export class AgentRepository {
    * are locked with SKIP LOCKED so concurrent workers never take the same run or two runs of one thread.
    * A retried run first loses what its earlier attempt wrote.
    */
-  async claim(owner: string, n: number, leaseSeconds: number): Promise<RunRow[]> {
-    return this.tx(async (c) => {
-      const cand = await c.query<{ run_id: string; thread_id: string }>(
-        `SELECT r.run_id, r.thread_id FROM ${S}.runs r JOIN ${S}.threads t ON t.thread_id = r.thread_id
+  async claim(owner: string, n: number, leaseSeconds: number): Promise<{ runs: RunRow[]; skipped: boolean; nextDue: Date | null }> {
+    // One statement: candidates locked (SKIP LOCKED), the oldest per thread taken, the threads marked,
+    // plus what the caller needs to know without another round trip: whether runnable runs were passed
+    // over because another transaction held them, and when the next delayed run is due.
+    const r = await this.pool.query<RunRow & { x_runnable: string; x_next_due: Date | null }>(
+      `WITH cand AS (
+         SELECT r.run_id, r.thread_id, r.created_at FROM ${S}.runs r JOIN ${S}.threads t ON t.thread_id = r.thread_id
          WHERE r.status = 'pending' AND t.active_run_id IS NULL AND r.available_at <= clock_timestamp()
-         ORDER BY r.created_at LIMIT $1 FOR UPDATE OF r, t SKIP LOCKED`,
-        [n * 2],
-      );
-      const seen = new Set<string>();
-      const picked = cand.rows.filter((r) => !seen.has(r.thread_id) && seen.add(r.thread_id)).slice(0, n);
-      if (!picked.length) return [];
-      const ids = picked.map((p) => p.run_id);
-      const runs = await c.query<RunRow>(
-        `UPDATE ${S}.runs r SET status = 'running', attempt = attempt + 1, lease_owner = $2, updated_at = now(),
+         ORDER BY r.created_at LIMIT $1 * 2 FOR UPDATE OF r, t SKIP LOCKED),
+       pick AS (
+         SELECT run_id, thread_id FROM (SELECT DISTINCT ON (thread_id) run_id, thread_id, created_at FROM cand ORDER BY thread_id, created_at) x
+         ORDER BY created_at LIMIT $1),
+       ur AS (
+         UPDATE ${S}.runs r SET status = 'running', attempt = r.attempt + 1, lease_owner = $2, updated_at = now(),
            lease_expires = clock_timestamp() + make_interval(secs => $3),
            base_checkpoint_id = CASE WHEN r.attempt = 0 THEN (SELECT max(k.checkpoint_id) FROM ${S}.checkpoints k WHERE k.thread_id = r.thread_id::text AND k.checkpoint_ns = '') ELSE r.base_checkpoint_id END,
            has_base = CASE WHEN r.attempt = 0 THEN EXISTS (SELECT 1 FROM ${S}.checkpoints k WHERE k.thread_id = r.thread_id::text AND k.checkpoint_ns = '') ELSE r.has_base END
-         WHERE r.run_id = ANY($1::uuid[]) RETURNING *`,
-        [ids, owner, leaseSeconds],
-      );
-      await c.query(
-        `UPDATE ${S}.threads t SET active_run_id = r.run_id, status = 'busy', updated_at = now() FROM ${S}.runs r WHERE r.run_id = ANY($1::uuid[]) AND t.thread_id = r.thread_id`,
-        [ids],
-      );
-      for (const r of runs.rows) {
-        if (r.attempt > 1) {
-          await this.deleteCheckpoints(c, r.thread_id, r.base_checkpoint_id, r.has_base);
-          await c.query(`DELETE FROM ${S}.run_events WHERE run_id = $1`, [r.run_id]);
-        }
-      }
-      return runs.rows;
-    });
-  }
-
-  /** Whether a run could be taken now (read without locks). */
-  async hasRunnable(): Promise<boolean> {
-    const r = await this.pool.query(
-      `SELECT 1 FROM ${S}.runs r JOIN ${S}.threads t ON t.thread_id = r.thread_id
-       WHERE r.status = 'pending' AND t.active_run_id IS NULL AND r.available_at <= clock_timestamp() LIMIT 1`,
+         FROM pick WHERE r.run_id = pick.run_id RETURNING r.*),
+       ut AS (
+         UPDATE ${S}.threads t SET active_run_id = pick.run_id, status = 'busy', updated_at = now() FROM pick WHERE t.thread_id = pick.thread_id)
+       SELECT ur.*, x.runnable AS x_runnable, x.next_due AS x_next_due FROM (
+         SELECT (SELECT count(*) FROM ${S}.runs r JOIN ${S}.threads t ON t.thread_id = r.thread_id
+                 WHERE r.status = 'pending' AND t.active_run_id IS NULL AND r.available_at <= clock_timestamp()) AS runnable,
+                (SELECT min(available_at) FROM ${S}.runs WHERE status = 'pending' AND available_at > clock_timestamp()) AS next_due) x
+       LEFT JOIN ur ON true`,
+      [n, owner, leaseSeconds],
     );
-    return (r.rowCount ?? 0) > 0;
+    const runs = r.rows.filter((row) => row.run_id !== null);
+    for (const row of runs) {
+      delete (row as Partial<typeof row>).x_runnable;
+      delete (row as Partial<typeof row>).x_next_due;
+    }
+    const runnable = Number(r.rows[0]?.x_runnable ?? 0);
+    const distinctThreads = runnable; // upper bound: a count of runnable runs (several may share a thread)
+    for (const run of runs) {
+      if (run.attempt > 1) {
+        // a retried run first loses what its earlier attempt wrote
+        await this.tx(async (c) => {
+          await this.deleteCheckpoints(c, run.thread_id, run.base_checkpoint_id, run.has_base);
+          await c.query(`DELETE FROM ${S}.run_events WHERE run_id = $1`, [run.run_id]);
+        });
+      }
+    }
+    return { runs, skipped: runs.length < n && distinctThreads > runs.length, nextDue: r.rows[0]?.x_next_due ?? null };
   }
 
   /** Extends a lease; null when this worker no longer owns the run (lost lease, deleted), else the pending cancel action. */
@@ -458,6 +460,37 @@ export class AgentRepository {
    * False when the worker had lost the run meanwhile: then nothing is written.
    */
   async finishRun(run: RunRow, owner: string, outcome: FinishOutcome | { status: 'rollback' }): Promise<boolean> {
+    if (outcome.status !== 'rollback') {
+      // One autocommitted statement: the run's end, the thread released, waiters and idle workers notified.
+      const r = await this.pool.query<{ done: string }>(
+        `WITH ur AS (
+           UPDATE ${S}.runs SET status = $4, result = $5, error = $6, updated_at = now(), lease_owner = NULL, lease_expires = NULL
+           WHERE run_id = $1 AND lease_owner = $2 AND attempt = $3 AND status = 'running' RETURNING thread_id),
+         nxt AS (SELECT EXISTS (SELECT 1 FROM ${S}.runs WHERE thread_id = $7 AND status = 'pending') AS pending),
+         ut AS (
+           UPDATE ${S}.threads SET active_run_id = NULL, updated_at = now(), state_updated_at = now(), "values" = COALESCE($8, "values"), interrupts = $9, error = $6,
+             status = CASE WHEN (SELECT pending FROM nxt) THEN 'busy' ELSE $10 END
+           WHERE thread_id IN (SELECT thread_id FROM ur))
+         SELECT (SELECT count(*) FROM ur) AS done,
+           CASE WHEN (SELECT count(*) FROM ur) > 0 THEN pg_notify($11, $1::text) END,
+           CASE WHEN (SELECT count(*) FROM ur) > 0 AND (SELECT pending FROM nxt) THEN pg_notify($12, '') END`,
+        [
+          run.run_id,
+          owner,
+          run.attempt,
+          outcome.status,
+          json(outcome.result),
+          json(outcome.error),
+          run.thread_id,
+          json(outcome.values),
+          json(outcome.interrupts),
+          outcome.threadStatus,
+          CHANNELS.done,
+          CHANNELS.pending,
+        ],
+      );
+      return Number(r.rows[0].done) > 0;
+    }
     return this.tx(async (c) => {
       const own = await c.query(`SELECT 1 FROM ${S}.runs WHERE run_id = $1 AND lease_owner = $2 AND attempt = $3 AND status = 'running' FOR UPDATE`, [
         run.run_id,
@@ -465,30 +498,15 @@ export class AgentRepository {
         run.attempt,
       ]);
       if (!own.rowCount) return false;
-      if (outcome.status === 'rollback') {
-        await c.query(`DELETE FROM ${S}.runs WHERE run_id = $1`, [run.run_id]);
-        await this.deleteCheckpoints(c, run.thread_id, run.base_checkpoint_id, run.has_base);
-        await c.query(
-          `UPDATE ${S}.threads SET active_run_id = NULL, updated_at = now(), state_updated_at = now(),
-             "values" = (SELECT r.result FROM ${S}.runs r WHERE r.thread_id = $1 AND r.status IN ('success', 'interrupted') ORDER BY r.created_at DESC LIMIT 1),
-             status = CASE WHEN EXISTS (SELECT 1 FROM ${S}.runs WHERE thread_id = $1 AND status = 'pending') THEN 'busy' ELSE 'idle' END
-           WHERE thread_id = $1`,
-          [run.thread_id],
-        );
-      } else {
-        await c.query(`UPDATE ${S}.runs SET status = $2, result = $3, error = $4, updated_at = now(), lease_owner = NULL, lease_expires = NULL WHERE run_id = $1`, [
-          run.run_id,
-          outcome.status,
-          json(outcome.result),
-          json(outcome.error),
-        ]);
-        await c.query(
-          `UPDATE ${S}.threads SET active_run_id = NULL, updated_at = now(), state_updated_at = now(), "values" = COALESCE($2, "values"), interrupts = $3, error = $4,
-             status = CASE WHEN EXISTS (SELECT 1 FROM ${S}.runs WHERE thread_id = $1 AND status = 'pending') THEN 'busy' ELSE $5 END
-           WHERE thread_id = $1`,
-          [run.thread_id, json(outcome.values), json(outcome.interrupts), json(outcome.error), outcome.threadStatus],
-        );
-      }
+      await c.query(`DELETE FROM ${S}.runs WHERE run_id = $1`, [run.run_id]);
+      await this.deleteCheckpoints(c, run.thread_id, run.base_checkpoint_id, run.has_base);
+      await c.query(
+        `UPDATE ${S}.threads SET active_run_id = NULL, updated_at = now(), state_updated_at = now(),
+           "values" = (SELECT r.result FROM ${S}.runs r WHERE r.thread_id = $1 AND r.status IN ('success', 'interrupted') ORDER BY r.created_at DESC LIMIT 1),
+           status = CASE WHEN EXISTS (SELECT 1 FROM ${S}.runs WHERE thread_id = $1 AND status = 'pending') THEN 'busy' ELSE 'idle' END
+         WHERE thread_id = $1`,
+        [run.thread_id],
+      );
       const next = await c.query(`SELECT 1 FROM ${S}.runs WHERE thread_id = $1 AND status = 'pending' LIMIT 1`, [run.thread_id]);
       if (next.rowCount) await c.query(`SELECT pg_notify($1, '')`, [CHANNELS.pending]);
       await c.query(`SELECT pg_notify($1, $2)`, [CHANNELS.done, run.run_id]);
@@ -545,12 +563,6 @@ export class AgentRepository {
       if (requeued) await c.query(`SELECT pg_notify($1, '')`, [CHANNELS.pending]);
       return { requeued, failed };
     });
-  }
-
-  /** The earliest time a delayed pending run becomes due, if any. */
-  async nextDue(): Promise<Date | null> {
-    const r = await this.pool.query<{ at: Date | null }>(`SELECT min(available_at) AS at FROM ${S}.runs WHERE status = 'pending' AND available_at > clock_timestamp()`);
-    return r.rows[0]?.at ?? null;
   }
 
   // --- run events (stream replay) --------------------------------------------------------------

@@ -52,11 +52,16 @@ export class AgentService {
 
   // --- assistants ----------------------------------------------------------------------------
 
+  /** Default assistants (one per graph) never change: kept in memory once read. */
+  private readonly defaults = new Map<string, AgentAssistant>();
+
   async resolveAssistant(idOrGraph: string): Promise<AgentAssistant> {
     const byGraph = this.graphs.get(idOrGraph);
     const id = byGraph ? byGraph.assistantId : UUID.test(idOrGraph) ? idOrGraph.toLowerCase() : null;
+    if (id && this.defaults.has(id)) return this.defaults.get(id)!;
     const a = id ? await this.repo.getAssistant(id) : null;
     if (!a) throw notFound(`Assistant ${idOrGraph}`);
+    if ([...this.graphs.values()].some((g) => g.assistantId === a.assistant_id)) this.defaults.set(a.assistant_id, a);
     return a;
   }
 
@@ -143,7 +148,7 @@ export class AgentService {
    * Creates a run on a thread (or, threadId null, on a fresh stateless thread). Validation, the
    * assistant and the input schema are checked before anything is written.
    */
-  async createRun(threadId: string | null, body: unknown): Promise<{ run: RunRow; body: z.infer<typeof agentRunCreateSchema> }> {
+  async createRun(threadId: string | null, body: unknown, opts: { stream: boolean } = { stream: false }): Promise<{ run: RunRow; body: z.infer<typeof agentRunCreateSchema> }> {
     const tid = threadId === null ? null : pathId(threadId, 'thread_id');
     const b = parseOrThrow(agentRunCreateSchema, body ?? {}, ['body']);
     const assistant = await this.resolveAssistant(b.assistant_id);
@@ -151,6 +156,8 @@ export class AgentService {
     if (!loaded) throw notFound(`Graph ${assistant.graph_id}`);
     if (b.input) this.checkInput(loaded.graph, b.input);
     const streamMode = b.stream_mode === undefined ? ['values'] : Array.isArray(b.stream_mode) ? b.stream_mode : [b.stream_mode];
+    // Events are kept for replay only when someone asked to stream; a plain run's stream is its final values.
+    const recordEvents = opts.stream || b.stream_mode !== undefined || b.stream_resumable === true;
     const kwargs = {
       input: b.input ?? null,
       command: b.command ?? null,
@@ -161,6 +168,7 @@ export class AgentService {
       },
       context: { ...assistant.context, ...(b.context ?? {}) },
       stream_mode: streamMode,
+      record_events: recordEvents,
       stream_subgraphs: b.stream_subgraphs ?? false,
       stream_resumable: b.stream_resumable ?? false,
       interrupt_before: b.interrupt_before,

@@ -131,17 +131,18 @@ export class RunWorker {
           for (;;) {
             const free = this.opts.concurrency - this.active.size;
             if (free <= 0 || this.stopped) break;
-            const runs = await this.repo.claim(this.owner, Math.min(free, 50), this.opts.leaseSeconds);
+            const want = Math.min(free, 50);
+            const { runs, skipped, nextDue } = await this.repo.claim(this.owner, want, this.opts.leaseSeconds);
             for (const run of runs) this.execute(run);
-            if (runs.length < Math.min(free, 50)) {
+            this.scheduleDue(nextDue);
+            if (runs.length < want) {
               // A runnable run whose row another transaction held (SKIP LOCKED passed it) gets no new
               // notification when that transaction ends without changes: look again shortly.
-              if (this.active.size < this.opts.concurrency && (await this.repo.hasRunnable())) this.retrySoon();
+              if (skipped && this.active.size < this.opts.concurrency) this.retrySoon();
               break;
             }
           }
         } while (this.again && !this.stopped);
-        await this.scheduleDue();
       } catch (err) {
         if (!this.stopped) this.logger.error({ msg: 'claim failed', error: (err as Error).message });
       } finally {
@@ -164,8 +165,7 @@ export class RunWorker {
   }
 
   /** A run created with after_seconds becomes due later: wake up then. */
-  private async scheduleDue(): Promise<void> {
-    const at = await this.repo.nextDue();
+  private scheduleDue(at: Date | null): void {
     if (this.dueTimer) clearTimeout(this.dueTimer);
     this.dueTimer = null;
     if (!at || this.stopped) return;
@@ -228,6 +228,7 @@ export class RunWorker {
       config?: { configurable?: Record<string, unknown>; tags?: string[]; recursion_limit?: number; [k: string]: unknown };
       context?: Record<string, unknown>;
       stream_mode?: string[];
+      record_events?: boolean;
       stream_subgraphs?: boolean;
       interrupt_before?: string[] | '*';
       interrupt_after?: string[] | '*';
@@ -270,7 +271,7 @@ export class RunWorker {
           interrupts[run.run_id] = toWire((data as { __interrupt__: unknown }).__interrupt__);
         }
         const wanted = (mode === 'messages' && (requested.has('messages') || requested.has('messages-tuple'))) || requested.has(mode);
-        if (wanted) writer.push(ns.length ? `${mode}|${ns.join('|')}` : mode, toWire(data));
+        if (wanted && kw.record_events !== false) writer.push(ns.length ? `${mode}|${ns.join('|')}` : mode, toWire(data));
       }
       const wireValues = toWire(values);
       const interrupted = Object.keys(interrupts).length > 0;
@@ -285,7 +286,7 @@ export class RunWorker {
       } else {
         const e = err as Error;
         const error = { error: e?.name ?? 'Error', message: e?.message ?? String(err) };
-        writer.push('error', error);
+        if (kw.record_events !== false) writer.push('error', error);
         const status: AgentRunStatus = e?.name === 'GraphRecursionError' ? 'error' : 'error';
         const threadStatus: AgentThreadStatus = 'error';
         outcome = { status, threadStatus, result: null, error, values: undefined, interrupts };

@@ -43,6 +43,14 @@ export async function streamRun(service: AgentService, res: Response, o: StreamO
       if (abort.signal.aborted) break;
       res.write(`event: ${e.event}\ndata: ${e.data}\nid: ${e.seq}\n\n`);
     }
+    if (!abort.signal.aborted && (o.run.kwargs as { record_events?: boolean }).record_events === false && !Number.isFinite(after)) {
+      // a run nobody asked to stream kept no events: its stream is its end state
+      const ended = await service.waitForEnd(null, o.run.run_id, abort.signal);
+      if (ended && !abort.signal.aborted) {
+        const body = AgentService.finalBody(ended) as { __error__?: unknown };
+        res.write(body.__error__ ? `event: error\ndata: ${JSON.stringify(body.__error__)}\n\n` : `event: values\ndata: ${JSON.stringify(body)}\n\n`);
+      }
+    }
   } finally {
     res.off('close', onClose);
     if (abort.signal.aborted && o.cancelOnDisconnect) await service.cancelQuietly(o.run.thread_id, o.run.run_id);
