@@ -15,10 +15,14 @@
  * those two rows with RATE_LIMIT_OVERRIDES so every request does the limiter's whole work (the atomic
  * Redis script, the headers) and is then served.
  * Rounds alternate the order of the three targets; each round prints one JSON line, then the medians.
- * Target: the gateway (limits on) keeps at least 80% of the direct throughput.
+ * Target: the gateway (limits on) keeps at least 80% of the direct throughput. Every process (client,
+ * gateway, query, PostgreSQL, Redis, ClickHouse) shares this machine's cores, so the gateway's CPU is
+ * taken from the service it fronts; each round line carries the 1-minute load average for that reason.
  */
 import { randomBytes } from 'node:crypto';
 import * as http from 'node:http';
+import { readFileSync } from 'node:fs';
+import { loadavg } from 'node:os';
 import type { Request } from 'express';
 import { IDENTITY_HEADER, signIdentity } from '@th/auth';
 import { openServiceDataSource } from '@th/database';
@@ -72,6 +76,9 @@ interface Load {
   p50_ms: number;
   p99_ms: number;
   non200: number;
+  gateway_cpu_us_per_req?: number;
+  query_cpu_us_per_req?: number;
+  client_cpu_us_per_req?: number;
 }
 
 /** `concurrency` keep-alive connections, each sending GETs back to back for `seconds`. */
@@ -104,6 +111,14 @@ async function load(baseUrl: string, headers: () => http.OutgoingHttpHeaders, pa
   const elapsed = (performance.now() - t0) / 1000;
   agent.destroy();
   return { rps: round(latencies.length / elapsed), requests: latencies.length, p50_ms: round(percentile(latencies, 50), 2), p99_ms: round(percentile(latencies, 99), 2), non200 };
+}
+
+/** CPU seconds (user + system) a process has used so far, from /proc (Linux). */
+function cpuSeconds(pid: number | undefined): number {
+  if (pid === undefined) return 0;
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return (Number(fields[11]) + Number(fields[12])) / 100; // utime, stime in clock ticks (USER_HZ = 100)
 }
 
 async function waitUntil(what: string, check: () => Promise<boolean>, timeoutMs: number): Promise<void> {
@@ -164,11 +179,12 @@ async function main(): Promise<void> {
 
     const keyHeaders = { 'x-api-key': cluster.apiKey };
     let directHeaders = signed();
-    const targets: Record<string, { url: string; headers: () => http.OutgoingHttpHeaders }> = {
+    const targets: Record<string, { url: string; headers: () => http.OutgoingHttpHeaders; gatewayPid?: number }> = {
       direct: { url: cluster.query.url, headers: () => directHeaders },
-      gateway: { url: cluster.gateway.url, headers: () => keyHeaders },
-      gateway_no_limits: { url: unlimited.url, headers: () => keyHeaders },
+      gateway: { url: cluster.gateway.url, headers: () => keyHeaders, gatewayPid: cluster.gateway.child.pid },
+      gateway_no_limits: { url: unlimited.url, headers: () => keyHeaders, gatewayPid: unlimited.child.pid },
     };
+    const queryPid = cluster.query.child.pid;
     for (const kind of args.requests) {
       const rounds: Record<string, Load>[] = [];
       for (let r = 0; r < args.repeat; r++) {
@@ -178,15 +194,25 @@ async function main(): Promise<void> {
         for (const name of order) {
           const t = targets[name];
           if (args.warmup > 0) await load(t.url, t.headers, paths[kind], args.warmup, args.concurrency);
-          result[name] = await load(t.url, t.headers, paths[kind], args.seconds, args.concurrency);
+          const before = { gateway: cpuSeconds(t.gatewayPid), query: cpuSeconds(queryPid), client: process.cpuUsage() };
+          const measured = await load(t.url, t.headers, paths[kind], args.seconds, args.concurrency);
+          const perReq = (seconds: number) => round((seconds * 1e6) / measured.requests, 0);
+          const client = process.cpuUsage(before.client);
+          result[name] = {
+            ...measured,
+            // CPU each process spent per request: what the gateway costs independent of how busy the machine is.
+            gateway_cpu_us_per_req: perReq(cpuSeconds(t.gatewayPid) - before.gateway),
+            query_cpu_us_per_req: perReq(cpuSeconds(queryPid) - before.query),
+            client_cpu_us_per_req: perReq((client.user + client.system) / 1e6),
+          };
           if (result[name].non200 > 0) throw new Error(`${kind} ${name}: ${result[name].non200} responses were not 200`);
         }
         rounds.push(result);
         process.stdout.write(
-          `${JSON.stringify({ request: label[kind], round: r, ...result, gateway_over_direct: round(result.gateway.rps / result.direct.rps, 3), gateway_no_limits_over_direct: round(result.gateway_no_limits.rps / result.direct.rps, 3) })}\n`,
+          `${JSON.stringify({ request: label[kind], round: r, loadavg_1m: round(loadavg()[0], 2), ...result, gateway_over_direct: round(result.gateway.rps / result.direct.rps, 3), gateway_no_limits_over_direct: round(result.gateway_no_limits.rps / result.direct.rps, 3) })}\n`,
         );
       }
-      const med = (name: string, field: keyof Load) => median(rounds.map((x) => x[name][field]));
+      const med = (name: string, field: keyof Load) => median(rounds.map((x) => x[name][field] ?? NaN));
       const ratio = round(median(rounds.map((x) => x.gateway.rps / x.direct.rps)), 3);
       process.stdout.write(
         `${JSON.stringify({
@@ -205,6 +231,11 @@ async function main(): Promise<void> {
             gateway_p50_ms: med('gateway', 'p50_ms'),
             direct_p99_ms: med('direct', 'p99_ms'),
             gateway_p99_ms: med('gateway', 'p99_ms'),
+            query_cpu_us_per_req_direct: med('direct', 'query_cpu_us_per_req'),
+            query_cpu_us_per_req_via_gateway: med('gateway', 'query_cpu_us_per_req'),
+            gateway_cpu_us_per_req: med('gateway', 'gateway_cpu_us_per_req'),
+            gateway_no_limits_cpu_us_per_req: med('gateway_no_limits', 'gateway_cpu_us_per_req'),
+            client_cpu_us_per_req_direct: med('direct', 'client_cpu_us_per_req'),
             gateway_over_direct: ratio,
             gateway_no_limits_over_direct: round(median(rounds.map((x) => x.gateway_no_limits.rps / x.direct.rps)), 3),
           },

@@ -97,7 +97,6 @@ export class RedisCounterStore implements CounterStore {
       enableOfflineQueue: false,
       maxRetriesPerRequest: 0,
       commandTimeout: opts.commandTimeoutMs,
-      enableAutoPipelining: true,
       connectTimeout: opts.connectTimeoutMs ?? 2_000,
       retryStrategy: (times) => Math.min(100 * 2 ** Math.min(times, 5), 2_000),
     }) as RedisWithHit;
