@@ -36,7 +36,8 @@ export async function startAppProcess(app: string, env: Record<string, string>, 
   const nodeArgs = (process.env.TH_CHILD_NODE_ARGS ?? '').split(' ').filter(Boolean);
   const child = spawn(process.execPath, [...nodeArgs, join(root, 'scripts', 'run.js'), app], {
     cwd: root,
-    env: { ...process.env, LOG_LEVEL: 'warn', ...env, PORT: String(port), HOST: '127.0.0.1' },
+    // Rate limits off unless the caller turns them on: the spec's production values (1 stats call per 10 s per key) would throttle tests and benchmarks.
+    env: { ...process.env, LOG_LEVEL: 'warn', RATE_LIMIT_ENABLED: 'false', ...env, PORT: String(port), HOST: '127.0.0.1' },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let log = '';
