@@ -56,7 +56,12 @@ export const bool = (fallback: boolean) =>
 /** Settings every service shares. */
 export const commonConfigShape = {
   LOG_LEVEL: z.enum(['debug', 'info', 'warn', 'error']).default('info'),
-  SERVICE_VERSION: z.string().default('0.1.0'),
+  /**
+   * The application version /info reports. It is on the compatibility scale the spec's Versioning table and the
+   * published SDK read (features gated at 0.10.109 / 0.12.42 / 0.12.33; SDK resources at 0.16–0.18), not the npm
+   * package version: this release implements those features, so it reports 0.18.0.
+   */
+  SERVICE_VERSION: z.string().default('0.18.0'),
 };
 
 export const kafkaConfigShape = {
