@@ -160,6 +160,11 @@ async function main(): Promise<void> {
       }
       if (Number.isNaN(patchMs)) throw new Error('the new revision never served');
       await api(`/v2/deployments/${dep.id}`, { method: 'DELETE' });
+      for (let k = 0; k < 1200; k++) {
+        const gone = await fetch(`${svc.url}/v2/deployments/${dep.id}`, { headers: { 'x-api-key': key } });
+        if (gone.status === 404) break;
+        await sleep(50);
+      }
       const bare = await bareStart();
       const row = { create_to_deployed_ms: round(createMs), patch_to_serving_ms: round(patchMs), bare_start_ms: round(bare) };
       rounds.push(row);

@@ -106,5 +106,11 @@ module.exports.graph = new StateGraph(MessagesAnnotation).addNode('echo', async 
     const list = await api('/v2/deployments?name=cluster-dep');
     expect(list.body.resources.map((d: Json) => d.id)).toEqual([created.body.id]);
     expect((await api(`/v2/deployments/${created.body.id}`, { method: 'DELETE' })).status).toBe(202);
+    let gone = 0;
+    for (let i = 0; i < 600 && gone !== 404; i++) {
+      gone = (await api(`/v2/deployments/${created.body.id}`)).status;
+      if (gone !== 404) await new Promise((r) => setTimeout(r, 100));
+    }
+    expect(gone).toBe(404);
   });
 });

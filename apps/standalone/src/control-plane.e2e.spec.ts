@@ -97,6 +97,16 @@ async function chat(url: string, text: string): Promise<string> {
   return msgs[msgs.length - 1].content as string;
 }
 
+async function deleteAll(svc: TestStandalone): Promise<void> {
+  const list = (await (await svc.api('/v2/deployments?limit=100')).json()) as Json;
+  for (const d of list.resources as Json[]) if (d.status !== 'AWAITING_DELETE') await svc.api(`/v2/deployments/${d.id}`, { method: 'DELETE' });
+  for (let i = 0; i < 600; i++) {
+    if (((await (await svc.api('/v2/deployments')).json()) as Json).total === 0) return;
+    await new Promise((res) => setTimeout(res, 100));
+  }
+  throw new Error('deployments were not deleted');
+}
+
 const locs = (body: Json) => (body.detail as Json[]).map((d) => (d.loc as (string | number)[]).join('.'));
 
 describe('control plane (cloud installation): deployments, revisions and local rollouts through HTTP', () => {
@@ -122,6 +132,8 @@ describe('control plane (cloud installation): deployments, revisions and local r
     webhookSecret = body.webhook_secret;
   });
   afterAll(async () => {
+    // Deleting frees each deployment's database and server (nothing is left on the machine's PostgreSQL).
+    if (svc) await deleteAll(svc);
     await svc?.close();
   });
 
