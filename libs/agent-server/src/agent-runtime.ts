@@ -39,6 +39,7 @@ export class AgentRuntime {
         concurrency: config.WORKER_CONCURRENCY,
         leaseSeconds: config.RUN_LEASE_SECONDS,
         maxAttempts: config.RUN_MAX_ATTEMPTS,
+        durability: config.RUN_DURABILITY,
         callbacks: () => (tracing ? [tracing.tracer()] : []),
       });
       worker.start();

@@ -17,6 +17,8 @@ export const agentServerConfigShape = {
   RUN_LEASE_SECONDS: z.coerce.number().min(1).max(3600).default(30),
   /** Attempts before a run whose worker died ends as error. */
   RUN_MAX_ATTEMPTS: z.coerce.number().int().min(1).max(10).default(2),
+  /** Checkpoint durability of a run that does not set its own: async (every step, written in the background; the reference default), sync, or exit (once, when the run ends). */
+  RUN_DURABILITY: z.enum(['sync', 'async', 'exit']).default('async'),
   LANGSMITH_ENDPOINT: z.string().url().optional(),
   LANGSMITH_API_KEY: secret(z.string().optional()),
   LANGSMITH_PROJECT: z.string().optional(),

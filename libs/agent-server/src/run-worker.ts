@@ -12,6 +12,7 @@ export interface WorkerOptions {
   concurrency: number;
   leaseSeconds: number;
   maxAttempts: number;
+  durability: 'sync' | 'async' | 'exit';
   /** LangChain callbacks added to every run (the tracer to our tracing service), if configured. */
   callbacks: () => unknown[];
 }
@@ -256,7 +257,7 @@ export class RunWorker {
         subgraphs: kw.stream_subgraphs ?? false,
         interruptBefore: kw.interrupt_before,
         interruptAfter: kw.interrupt_after,
-        durability: kw.durability ?? 'async',
+        durability: kw.durability ?? this.opts.durability,
         signal: a.abort.signal,
         callbacks: this.opts.callbacks(),
       });
