@@ -11,7 +11,7 @@
  *       [--concurrency 1,10,50,200] [--peer-jobs 200] [--workers 200] [--no-peer] [--durability async|sync|exit]
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { createTestDatabase, freePort, repoRoot, startAppProcess, type AppProcess } from '@th/testing';
 import { median, percentile, round } from '../lib/stats';
@@ -78,6 +78,7 @@ async function workload(url: string, n: number, concurrency: number): Promise<{ 
 async function startPeer(jobs: number): Promise<{ url: string; child: ChildProcess; stop(): Promise<void> }> {
   const dir = join(repoRoot(), 'bench', 'agent-server', 'peer');
   if (!existsSync(join(dir, 'node_modules', '@langchain', 'langgraph-api'))) throw new Error(`the peer is not installed: cd ${dir} && npm install`);
+  rmSync(join(dir, '.langgraph_api'), { recursive: true, force: true }); // the peer persists its in-memory state there: start clean
   const port = await freePort();
   const child = spawn(process.execPath, [join(dir, 'start.mjs'), String(port), String(jobs)], { cwd: dir, env: { ...process.env, LOG_LEVEL: 'warn' }, stdio: ['ignore', 'pipe', 'pipe'] });
   let log = '';
