@@ -96,6 +96,8 @@ interface Path {
   bodies: (Buffer | string)[];
 }
 
+let retries = 0;
+
 async function sendAll(url: string, apiKey: string, p: Path, concurrency: number, project: string): Promise<number> {
   let next = 0;
   const t0 = performance.now();
@@ -104,11 +106,23 @@ async function sendAll(url: string, apiKey: string, p: Path, concurrency: number
       const k = next++;
       if (k >= p.bodies.length) return;
       const body = p.bodies[k];
-      const res = await fetch(`${url}${p.path}`, {
-        method: 'POST',
-        headers: { 'x-api-key': apiKey, 'content-type': p.contentType, 'langsmith-project': project },
-        body: typeof body === 'string' ? body : new Uint8Array(body),
-      });
+      const send = () =>
+        fetch(`${url}${p.path}`, {
+          method: 'POST',
+          headers: { 'x-api-key': apiKey, 'content-type': p.contentType, 'langsmith-project': project },
+          body: typeof body === 'string' ? body : new Uint8Array(body),
+        });
+      // A kept-alive socket the server closed at the same moment fails the fetch: resend, as exporters do
+      // (a resent batch merges into the same runs).
+      let res: Response | undefined;
+      for (let attempt = 0; !res; attempt++) {
+        try {
+          res = await send();
+        } catch (err) {
+          if (attempt >= 3) throw err;
+          retries++;
+        }
+      }
       await res.arrayBuffer();
       if (res.status >= 300) throw new Error(`${p.name} batch ${k} answered ${res.status}`);
     }
@@ -180,6 +194,8 @@ async function main(): Promise<void> {
         out[`${p.name}_ack_spans_per_s`] = Math.round(args.spans / (sendMs / 1000));
         out[`${p.name}_bytes_per_span`] = Math.round(bytes / args.spans);
       }
+      out.resent_batches = retries;
+      retries = 0;
       out.ratio_proto_to_json_batch = round(out.otlp_proto_spans_per_s / out.json_batch_spans_per_s, 3);
       out.ratio_otlp_json_to_json_batch = round(out.otlp_json_spans_per_s / out.json_batch_spans_per_s, 3);
       out.cpu_ratio_proto_to_json_batch = round(out.otlp_proto_spans_per_cpu_s / out.json_batch_spans_per_cpu_s, 3);
