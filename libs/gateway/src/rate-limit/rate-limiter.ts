@@ -37,6 +37,7 @@ export interface RateLimitRequest {
 /** Paths outside the public API: probes of the orchestrator must never be throttled. */
 const EXEMPT = new Set(['/health/live', '/health/ready']);
 const ERROR_LOG_INTERVAL_MS = 10_000;
+const KEY_HASH_CACHE = 10_000;
 
 function header(headers: IncomingHttpHeaders, name: string): string | undefined {
   const v = headers[name];
@@ -59,6 +60,7 @@ export class RateLimiter {
   private lastErrorLog = 0;
   /** An error was logged and no recovery since. */
   private reportedDown = false;
+  private readonly keyHashes = new Map<string, string>();
 
   constructor(private readonly opts: RateLimiterOptions) {
     this.logger = opts.logger ?? new Logger('RateLimiter');
@@ -91,16 +93,24 @@ export class RateLimiter {
         who = this.clientIp(req);
         break;
       case 'api-key':
-        who = createHash('sha256')
-          .update(header(req.headers, 'x-api-key') ?? '')
-          .digest('hex')
-          .slice(0, 32);
+        who = this.keyHash(header(req.headers, 'x-api-key') ?? '');
         break;
       case 'user-ip':
         who = `${encodeURIComponent((header(req.headers, 'x-user-id') ?? '').slice(0, 256))}@${this.clientIp(req)}`;
         break;
     }
     return `${this.opts.keyPrefix}${rule.id}:${who}`;
+  }
+
+  /** sha256 of a key, cached: a client sends the same key on every request. */
+  private keyHash(apiKey: string): string {
+    let hash = this.keyHashes.get(apiKey);
+    if (hash === undefined) {
+      hash = createHash('sha256').update(apiKey).digest('hex').slice(0, 32);
+      if (this.keyHashes.size >= KEY_HASH_CACHE) this.keyHashes.clear();
+      this.keyHashes.set(apiKey, hash);
+    }
+    return hash;
   }
 
   ruleFor(req: Pick<RateLimitRequest, 'method' | 'path' | 'headers'>): RateLimitRule {
