@@ -14,3 +14,4 @@ export * from './control-plane.schema';
 export * from './agent-server.schema';
 export * from './llm.schema';
 export * from './otel.schema';
+export * from './experiment.schema';

@@ -75,6 +75,17 @@ export class ProjectsRepository {
     return Object.fromEntries(rows.map((r) => [r.name, r.id]));
   }
 
+  /** An experiment's number on its reference dataset: 1 for the first created, by (created_at, id). */
+  async testRunNumber(scope: TenantScope, p: ProjectEntity): Promise<number | null> {
+    if (!p.reference_dataset_id) return null;
+    const rows = (await this.ds.query(
+      `SELECT count(*)::int AS n FROM "query"."projects"
+       WHERE tenant_id = $1 AND reference_dataset_id = $2 AND (created_at, id) <= ($3, $4)`,
+      [scope.tenant_id, p.reference_dataset_id, p.created_at, p.id],
+    )) as { n: number }[];
+    return rows[0]?.n ?? null;
+  }
+
   async update(scope: TenantScope, id: string, patch: Partial<ProjectEntity>): Promise<void> {
     await this.repo.update({ tenant_id: scope.tenant_id, id }, patch as Parameters<Repository<ProjectEntity>['update']>[1]);
   }

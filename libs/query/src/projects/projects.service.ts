@@ -2,6 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { randomUUID } from 'node:crypto';
 import {
   TOPICS,
+  type Experiment,
   type Identity,
   type Project,
   type ProjectCreate,
@@ -108,14 +109,60 @@ export class ProjectsService {
     await this.bus.publish(TOPICS.runs, [{ key: id, value: { kind: 'delete_session', tenant_id: identity.tenant_id, session_id: id } }]);
   }
 
+  /**
+   * An experiment's project (experiment upload): 409 when the name is taken. Returned as the spec's
+   * experiment object with its statistics null: its runs are not written yet.
+   */
+  async createExperiment(identity: Identity, body: ProjectCreate): Promise<Experiment> {
+    const p = Object.assign(new ProjectEntity(), {
+      id: body.id ?? randomUUID(),
+      tenant_id: identity.tenant_id,
+      name: body.name,
+      description: body.description ?? null,
+      extra: body.extra ?? null,
+      start_time: body.start_time ? new Date(body.start_time) : new Date(),
+      end_time: body.end_time ? new Date(body.end_time) : null,
+      reference_dataset_id: body.reference_dataset_id ?? null,
+      default_dataset_id: body.default_dataset_id ?? null,
+      trace_tier: body.trace_tier ?? null,
+      created_at: new Date(),
+      modified_at: new Date(),
+    });
+    if (!(await this.repo.insert(p))) throw conflict(`Project with name "${body.name}" already exists`);
+    return {
+      ...this.present(p),
+      run_count: null, latency_p50: null, latency_p99: null, first_token_p50: null, first_token_p99: null,
+      total_tokens: null, prompt_tokens: null, completion_tokens: null, total_cost: null, prompt_cost: null, completion_cost: null,
+      error_rate: null, streaming_rate: null, last_run_start_time: null, last_run_start_time_live: null,
+      feedback_stats: null, session_feedback_stats: null, run_facets: null,
+      test_run_number: await this.repo.testRunNumber(identity, p),
+    };
+  }
+
+  /** Undoes createExperiment when the rest of an upload failed: the row and any runs already written, untracked. */
+  async discardExperiment(identity: Identity, id: string): Promise<void> {
+    await this.repo.delete(identity, id);
+    await this.bus.publish(TOPICS.runs, [{ key: id, value: { kind: 'delete_session', tenant_id: identity.tenant_id, session_id: id } }]);
+  }
+
+  /** Experiments (projects) with their statistics, in the order of `ids`; missing ids are left out. */
+  async experiments(identity: Identity, ids: string[]): Promise<Experiment[]> {
+    const rows = new Map((await this.repo.findByIds(identity, ids)).map((p) => [p.id, p]));
+    return Promise.all(ids.flatMap((id) => (rows.has(id) ? [this.withStats(identity, rows.get(id) as ProjectEntity)] : [])));
+  }
+
   async resolve(identity: Identity, req: ProjectResolveRequest): Promise<ProjectResolveResponse> {
     const byName = await this.repo.ensureNames(identity, [...new Set(req.names)]);
     const found = new Set((await this.repo.findByIds(identity, [...new Set(req.ids)])).map((p) => p.id));
     return { by_name: byName, missing_ids: req.ids.filter((id) => !found.has(id)) };
   }
 
-  private async withStats(identity: Identity, p: ProjectEntity): Promise<Project> {
-    const [s, sessionFeedback] = await Promise.all([this.runs.stats(identity, { session: [p.id] }), this.feedbackStats.forSessionOnly(identity, p.id)]);
+  private async withStats(identity: Identity, p: ProjectEntity): Promise<Experiment> {
+    const [s, sessionFeedback, testRunNumber] = await Promise.all([
+      this.runs.stats(identity, { session: [p.id] }),
+      this.feedbackStats.forSessionOnly(identity, p.id),
+      this.repo.testRunNumber(identity, p),
+    ]);
     return {
       ...this.present(p),
       run_count: s.run_count,
@@ -132,8 +179,11 @@ export class ProjectsService {
       error_rate: s.error_rate,
       streaming_rate: s.streaming_rate,
       last_run_start_time: s.last_run_start_time,
+      last_run_start_time_live: s.last_run_start_time,
       feedback_stats: s.feedback_stats ?? null,
       session_feedback_stats: sessionFeedback,
+      run_facets: null,
+      test_run_number: testRunNumber,
     };
   }
 
