@@ -1,0 +1,143 @@
+import { Body, Controller, Delete, Get, HttpCode, Param, Patch, Post, Put, Query } from '@nestjs/common';
+import {
+  datasetCloneSchema,
+  datasetCreateSchema,
+  datasetDeleteManyQuerySchema,
+  datasetIdParamSchema,
+  datasetListQuerySchema,
+  datasetSplitsQuerySchema,
+  datasetSplitsUpdateSchema,
+  datasetTagUpdateSchema,
+  datasetUpdateSchema,
+  datasetVersionQuerySchema,
+  datasetVersionsListQuerySchema,
+  exampleListQuerySchema,
+  shareTokenParamSchema,
+  type Dataset,
+  type DatasetShare,
+  type DatasetVersion,
+  type Example,
+  type Identity,
+} from '@th/contracts';
+import { CurrentIdentity, Public } from '@th/auth';
+import { parseOrThrow } from '@th/platform';
+import { DatasetsService } from './datasets.service';
+import { ExamplesService } from './examples.service';
+import { presentDataset } from './present';
+
+@Controller('datasets')
+export class DatasetsController {
+  constructor(
+    private readonly datasets: DatasetsService,
+    private readonly examples: ExamplesService,
+  ) {}
+
+  @Post()
+  @HttpCode(200)
+  create(@CurrentIdentity() identity: Identity, @Body() body: unknown): Promise<Dataset> {
+    return this.datasets.create(identity, parseOrThrow(datasetCreateSchema, body, ['body']));
+  }
+
+  @Get()
+  list(@CurrentIdentity() identity: Identity, @Query() query: unknown): Promise<Dataset[]> {
+    return this.datasets.list(identity, parseOrThrow(datasetListQuerySchema, query, ['query']));
+  }
+
+  @Delete()
+  async deleteMany(@CurrentIdentity() identity: Identity, @Query() query: unknown): Promise<Record<string, never>> {
+    await this.datasets.deleteMany(identity, parseOrThrow(datasetDeleteManyQuerySchema, query, ['query']).id);
+    return {};
+  }
+
+  @Post('clone')
+  @HttpCode(200)
+  clone(@CurrentIdentity() identity: Identity, @Body() body: unknown): Promise<Example[]> {
+    return this.examples.clone(identity, parseOrThrow(datasetCloneSchema, body, ['body']));
+  }
+
+  @Get(':dataset_id')
+  get(@CurrentIdentity() identity: Identity, @Param() params: unknown): Promise<Dataset> {
+    return this.datasets.get(identity, parseOrThrow(datasetIdParamSchema, params, ['path']).dataset_id);
+  }
+
+  @Patch(':dataset_id')
+  update(@CurrentIdentity() identity: Identity, @Param() params: unknown, @Body() body: unknown): Promise<Dataset> {
+    const { dataset_id } = parseOrThrow(datasetIdParamSchema, params, ['path']);
+    return this.datasets.update(identity, dataset_id, parseOrThrow(datasetUpdateSchema, body ?? {}, ['body']));
+  }
+
+  @Delete(':dataset_id')
+  async delete(@CurrentIdentity() identity: Identity, @Param() params: unknown): Promise<Record<string, never>> {
+    await this.datasets.delete(identity, parseOrThrow(datasetIdParamSchema, params, ['path']).dataset_id);
+    return {};
+  }
+
+  @Get(':dataset_id/versions')
+  versions(@CurrentIdentity() identity: Identity, @Param() params: unknown, @Query() query: unknown): Promise<DatasetVersion[]> {
+    const { dataset_id } = parseOrThrow(datasetIdParamSchema, params, ['path']);
+    return this.datasets.versions(identity, dataset_id, parseOrThrow(datasetVersionsListQuerySchema, query, ['query']));
+  }
+
+  @Get(':dataset_id/version')
+  version(@CurrentIdentity() identity: Identity, @Param() params: unknown, @Query() query: unknown): Promise<DatasetVersion> {
+    const { dataset_id } = parseOrThrow(datasetIdParamSchema, params, ['path']);
+    return this.datasets.version(identity, dataset_id, parseOrThrow(datasetVersionQuerySchema, query, ['query']));
+  }
+
+  @Put(':dataset_id/tags')
+  tags(@CurrentIdentity() identity: Identity, @Param() params: unknown, @Body() body: unknown): Promise<DatasetVersion> {
+    const { dataset_id } = parseOrThrow(datasetIdParamSchema, params, ['path']);
+    return this.datasets.updateTag(identity, dataset_id, parseOrThrow(datasetTagUpdateSchema, body, ['body']));
+  }
+
+  @Get(':dataset_id/splits')
+  splits(@CurrentIdentity() identity: Identity, @Param() params: unknown, @Query() query: unknown): Promise<string[]> {
+    const { dataset_id } = parseOrThrow(datasetIdParamSchema, params, ['path']);
+    return this.examples.splits(identity, dataset_id, parseOrThrow(datasetSplitsQuerySchema, query, ['query']).as_of);
+  }
+
+  @Put(':dataset_id/splits')
+  updateSplits(@CurrentIdentity() identity: Identity, @Param() params: unknown, @Body() body: unknown): Promise<string[]> {
+    const { dataset_id } = parseOrThrow(datasetIdParamSchema, params, ['path']);
+    const b = parseOrThrow(datasetSplitsUpdateSchema, body, ['body']);
+    return this.examples.updateSplits(identity, dataset_id, b.split_name, b.examples, b.remove ?? false);
+  }
+
+  @Get(':dataset_id/share')
+  shareState(@CurrentIdentity() identity: Identity, @Param() params: unknown): Promise<DatasetShare | null> {
+    return this.datasets.shareState(identity, parseOrThrow(datasetIdParamSchema, params, ['path']).dataset_id);
+  }
+
+  @Put(':dataset_id/share')
+  share(@CurrentIdentity() identity: Identity, @Param() params: unknown): Promise<DatasetShare> {
+    return this.datasets.share(identity, parseOrThrow(datasetIdParamSchema, params, ['path']).dataset_id);
+  }
+
+  @Delete(':dataset_id/share')
+  async unshare(@CurrentIdentity() identity: Identity, @Param() params: unknown): Promise<Record<string, never>> {
+    await this.datasets.unshare(identity, parseOrThrow(datasetIdParamSchema, params, ['path']).dataset_id);
+    return {};
+  }
+}
+
+/** Read-only access to a shared dataset by its share token, without an API key. */
+@Controller('public')
+export class PublicDatasetsController {
+  constructor(
+    private readonly datasets: DatasetsService,
+    private readonly examples: ExamplesService,
+  ) {}
+
+  @Public()
+  @Get(':share_token/datasets')
+  async dataset(@Param() params: unknown): Promise<Dataset> {
+    return presentDataset(await this.datasets.byShareToken(parseOrThrow(shareTokenParamSchema, params, ['path']).share_token));
+  }
+
+  @Public()
+  @Get(':share_token/examples')
+  async examplesOf(@Param() params: unknown, @Query() query: unknown): Promise<Example[]> {
+    const d = await this.datasets.byShareToken(parseOrThrow(shareTokenParamSchema, params, ['path']).share_token);
+    return this.examples.publicList(d, parseOrThrow(exampleListQuerySchema, query, ['query']));
+  }
+}

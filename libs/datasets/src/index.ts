@@ -1,0 +1,10 @@
+import { DatasetEntity, ExampleRowEntity } from './dataset.entity';
+import { Datasets1732900000000 } from './migrations/1732900000000-datasets';
+
+export * from './datasets.module';
+export * from './datasets.service';
+export * from './examples.service';
+export { DATASETS_SCHEMA, DatasetEntity, ExampleRowEntity } from './dataset.entity';
+export type { DatasetRow, ExampleRow } from './datasets.store';
+export const DATASETS_ENTITIES = [DatasetEntity, ExampleRowEntity];
+export const DATASETS_MIGRATIONS = [Datasets1732900000000];
