@@ -15,3 +15,4 @@ export * from './agent-server.schema';
 export * from './llm.schema';
 export * from './otel.schema';
 export * from './experiment.schema';
+export * from './dataset.schema';
