@@ -96,13 +96,16 @@ export function exportFieldsOf(requested: readonly ExportField[] | null): Export
 export const PARQUET_COMPRESSIONS = ['UNCOMPRESSED', 'GZIP', 'SNAPPY', 'BROTLI'] as const;
 export type ParquetCompression = (typeof PARQUET_COMPRESSIONS)[number];
 
-function withCompression(def: ParquetFieldDef, compression: ParquetCompression): ParquetFieldDef {
-  if (def.fields) return { ...def, fields: Object.fromEntries(Object.entries(def.fields).map(([k, v]) => [k, withCompression(v, compression)])) };
-  return { ...def, compression };
+/** Min/max statistics only where readers prune with them (times, counts); on text and JSON they cost time and bloat the footer. */
+const WITH_STATISTICS = new Set<ExportField>(['start_time', 'end_time', 'first_token_time', 'total_tokens', 'prompt_tokens', 'completion_tokens', 'is_root']);
+
+function withOptions(def: ParquetFieldDef, compression: ParquetCompression, statistics: boolean): ParquetFieldDef {
+  if (def.fields) return { ...def, fields: Object.fromEntries(Object.entries(def.fields).map(([k, v]) => [k, withOptions(v, compression, statistics)])) };
+  return { ...def, compression, ...(statistics ? {} : { statistics: false }) };
 }
 
 export function parquetSchemaFor(fields: readonly ExportField[], compression: ParquetCompression = 'UNCOMPRESSED'): ParquetSchema {
-  return new ParquetSchema(Object.fromEntries(fields.map((f) => [f, withCompression(PARQUET_FIELDS[f], compression)])));
+  return new ParquetSchema(Object.fromEntries(fields.map((f) => [f, withOptions(PARQUET_FIELDS[f], compression, WITH_STATISTICS.has(f))])));
 }
 
 /** A row as ClickHouse returned it (FIELD_SQL forms) → the Parquet writer's row. */
