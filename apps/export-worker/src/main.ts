@@ -28,6 +28,7 @@ const configSchema = z.object({
   EXPORT_POLL_MS: z.coerce.number().int().min(100).default(5_000),
   EXPORT_CHUNK_ROWS: z.coerce.number().int().min(100).default(5_000),
   EXPORT_ROWS_PER_FILE: z.coerce.number().int().min(1).default(250_000),
+  EXPORT_RETRY_DELAY_MS: z.coerce.number().int().min(0).default(30_000),
   MAX_BODY_BYTES: z.coerce.number().int().min(1024).default(25 * 1024 * 1024),
 });
 
@@ -48,6 +49,7 @@ runUntilSignal('export-worker', async () => {
         pollMs: config.EXPORT_POLL_MS,
         chunkRows: config.EXPORT_CHUNK_ROWS,
         rowsPerFile: config.EXPORT_ROWS_PER_FILE,
+        retryDelayMs: config.EXPORT_RETRY_DELAY_MS,
         filter: new HttpExportRunFilter(config.QUERY_URL, config.INTERNAL_SIGNING_KEY),
       }),
     ],
