@@ -8,3 +8,4 @@ export { DATASETS_SCHEMA, DatasetEntity, ExampleRowEntity } from './dataset.enti
 export type { DatasetRow, ExampleRow } from './datasets.store';
 export const DATASETS_ENTITIES = [DatasetEntity, ExampleRowEntity];
 export const DATASETS_MIGRATIONS = [Datasets1732900000000];
+export * from './experiments';

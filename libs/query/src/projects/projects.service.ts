@@ -163,6 +163,8 @@ export class ProjectsService {
       this.feedbackStats.forSessionOnly(identity, p.id),
       this.repo.testRunNumber(identity, p),
     ]);
+    // No run carries token counts (e.g. an uploaded experiment): the token fields are null, as the costs are.
+    const tokens = s.total_tokens === 0 && s.prompt_tokens === 0 && s.completion_tokens === 0 ? null : s;
     return {
       ...this.present(p),
       run_count: s.run_count,
@@ -170,9 +172,9 @@ export class ProjectsService {
       latency_p99: s.latency_p99,
       first_token_p50: s.first_token_p50,
       first_token_p99: s.first_token_p99,
-      total_tokens: s.total_tokens,
-      prompt_tokens: s.prompt_tokens,
-      completion_tokens: s.completion_tokens,
+      total_tokens: tokens?.total_tokens ?? null,
+      prompt_tokens: tokens?.prompt_tokens ?? null,
+      completion_tokens: tokens?.completion_tokens ?? null,
       total_cost: s.total_cost,
       prompt_cost: s.prompt_cost,
       completion_cost: s.completion_cost,
