@@ -1,4 +1,5 @@
-import { Body, Controller, Delete, Get, HttpCode, Param, Patch, Post, Put, Query } from '@nestjs/common';
+import { Body, Controller, Delete, Get, HttpCode, Param, Patch, Post, Put, Query, Res } from '@nestjs/common';
+import type { Response } from 'express';
 import {
   datasetCloneSchema,
   datasetCreateSchema,
@@ -103,9 +104,11 @@ export class DatasetsController {
     return this.examples.updateSplits(identity, dataset_id, b.split_name, b.examples, b.remove ?? false);
   }
 
+  /** The share state, or JSON `null` when the dataset is not shared (Nest would send an empty body for null). */
   @Get(':dataset_id/share')
-  shareState(@CurrentIdentity() identity: Identity, @Param() params: unknown): Promise<DatasetShare | null> {
-    return this.datasets.shareState(identity, parseOrThrow(datasetIdParamSchema, params, ['path']).dataset_id);
+  async shareState(@CurrentIdentity() identity: Identity, @Param() params: unknown, @Res() res: Response): Promise<void> {
+    const state: DatasetShare | null = await this.datasets.shareState(identity, parseOrThrow(datasetIdParamSchema, params, ['path']).dataset_id);
+    res.status(200).type('application/json').send(JSON.stringify(state));
   }
 
   @Put(':dataset_id/share')
