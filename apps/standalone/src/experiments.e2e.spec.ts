@@ -215,8 +215,13 @@ describe('experiments through the standalone service', () => {
     expect(c.experiments.map((e) => e.id)).toEqual(ids);
     expect(c.experiments[0].feedback_stats).toMatchObject({ correctness: { n: 3, avg: 2 / 3 } });
     expect(c.experiments[1].feedback_stats).toMatchObject({ correctness: { n: 3, avg: 1 } });
-    expect(c.examples.map((e) => e.id)).toEqual(rows.map((r) => r.row_id));
-    for (const [i, ex] of c.examples.entries()) {
+    // Examples in the dataset's order (created_at, then id), the same order as GET /examples.
+    const listed = await json<Json[]>(await svc.api(`/api/v1/examples?dataset=${String(first.dataset.id)}`));
+    expect(c.examples.map((e) => e.id)).toEqual(listed.map((e) => e.id));
+    expect(c.examples.map((e) => e.id).sort()).toEqual(rows.map((r) => String(r.row_id)).sort());
+    for (const ex of c.examples) {
+      const i = rows.findIndex((r) => r.row_id === ex.id);
+      expect(ex).toMatchObject({ inputs: rows[i].inputs, outputs: rows[i].expected_outputs });
       const runs = ex.runs as Json[];
       expect(runs.map((r) => r.session_id)).toEqual(ids);
       expect(runs.map((r) => (r.outputs as Json).answer)).toEqual([i % 2 === 0 ? `a${i}` : 'wrong', `a${i}`]);
@@ -226,7 +231,7 @@ describe('experiments through the standalone service', () => {
     // LangSmith's form, paged and filtered by example.
     const page = await post(`/api/v1/datasets/${String(first.dataset.id)}/runs`, { session_ids: ids, limit: 2, offset: 1 });
     expect(page.status).toBe(200);
-    expect((await json<Json[]>(page)).map((e) => e.id)).toEqual(rows.slice(1).map((r) => r.row_id));
+    expect((await json<Json[]>(page)).map((e) => e.id)).toEqual(listed.slice(1).map((e) => e.id));
     const one = await post(`/api/v1/datasets/${String(first.dataset.id)}/runs`, { session_ids: ids, example_ids: [rows[2].row_id] });
     const oneBody = await json<Json[]>(one);
     expect(oneBody).toHaveLength(1);
