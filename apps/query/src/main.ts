@@ -10,6 +10,7 @@ import { openServiceDataSource } from '@th/database';
 import { FeedbackModule } from '@th/feedback';
 import { HealthModule, createHttpApp, listen, runUntilSignal } from '@th/platform';
 import { QUERY_ENTITIES, QUERY_MIGRATIONS, QueryModule } from '@th/query';
+import { DATASETS_ENTITIES, DATASETS_MIGRATIONS, DATASETS_SCHEMA, DatasetsModule } from '@th/datasets';
 
 const configSchema = z.object({
   ...commonConfigShape,
@@ -26,6 +27,7 @@ runUntilSignal('query', async () => {
   const config = loadConfig(configSchema, process.env);
   const ch = await ClickHouse.fromConfig(config);
   const db = await openServiceDataSource({ url: config.DATABASE_URL, schema: 'query', entities: QUERY_ENTITIES, migrations: QUERY_MIGRATIONS });
+  const datasetsDb = await openServiceDataSource({ url: config.DATABASE_URL, schema: DATASETS_SCHEMA, entities: DATASETS_ENTITIES, migrations: DATASETS_MIGRATIONS });
   @Module({
     imports: [
       HealthModule,
@@ -35,6 +37,7 @@ runUntilSignal('query', async () => {
       }),
       ClickHouseModule.forRoot(ch),
       QueryModule.forRoot(db),
+      DatasetsModule.forRoot(datasetsDb),
       FeedbackModule.forRoot({ writes: false, reads: true, writer: false }),
     ],
     providers: [
@@ -45,5 +48,5 @@ runUntilSignal('query', async () => {
   })
   class QueryAppModule {}
   const app = await createHttpApp(QueryAppModule, { service: 'query', logLevel: config.LOG_LEVEL, maxBodyBytes: config.MAX_BODY_BYTES });
-  return listen(app, config.HOST, config.PORT, () => db.destroy());
+  return listen(app, config.HOST, config.PORT, () => Promise.all([db.destroy(), datasetsDb.destroy()]));
 });

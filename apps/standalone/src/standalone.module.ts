@@ -9,6 +9,7 @@ import { ClickHouseModule, type ClickHouse } from '@th/clickhouse';
 import { ExportRunFilter, ExportWorkerModule, type ExportWorkerModuleOptions } from '@th/export-worker';
 import { ControlPlaneModule, type ControlPlaneOptions } from '@th/control-plane';
 import { FeedbackModule } from '@th/feedback';
+import { DatasetsModule } from '@th/datasets';
 import { GatewayModule, IdentityService, type GatewayInfoOptions, type GatewayModuleOptions } from '@th/gateway';
 import { CachedProjectDirectory, IngestModule, ProjectDirectory, type IngestOptions } from '@th/ingest';
 import { HealthModule } from '@th/platform';
@@ -53,6 +54,8 @@ export interface StandaloneParts {
   ch: ClickHouse;
   gatewayDb: DataSource;
   queryDb: DataSource;
+  /** The datasets module's own schema (`datasets`); absent → no datasets routes. */
+  datasetsDb?: DataSource;
   auditDb: DataSource;
   audit: AuditOptions;
   info: GatewayInfoOptions;
@@ -95,6 +98,7 @@ export class StandaloneModule {
         ...(parts.controlPlane ? [ControlPlaneModule.forRoot(parts.controlPlane.dataSource, parts.controlPlane.options)] : []),
         AuditModule.forRoot(parts.auditDb, parts.audit),
         FeedbackModule.forRoot({ writes: true, reads: true, writer: true }),
+        ...(parts.datasetsDb ? [DatasetsModule.forRoot(parts.datasetsDb)] : []),
       ],
       providers: [
         { provide: IDENTITY_RESOLVER, useExisting: IdentityService },

@@ -12,6 +12,7 @@ import { createMemoryRateLimiter, type RateLimiter } from '@th/gateway';
 import { EXPORTS_ENTITIES, EXPORTS_MIGRATIONS, EXPORTS_SCHEMA } from '@th/export-worker';
 import { createHttpApp } from '@th/platform';
 import { QUERY_ENTITIES, QUERY_MIGRATIONS } from '@th/query';
+import { DATASETS_ENTITIES, DATASETS_MIGRATIONS, DATASETS_SCHEMA } from '@th/datasets';
 import type { StandaloneConfig } from './config';
 import { StandaloneModule } from './standalone.module';
 
@@ -75,6 +76,7 @@ export async function startStandalone(config: StandaloneConfig): Promise<Running
   await migrateClickHouse(ch);
   const gatewayDb = await openServiceDataSource({ url: dbUrl, schema: 'gateway', entities: GATEWAY_ENTITIES, migrations: GATEWAY_MIGRATIONS });
   const queryDb = await openServiceDataSource({ url: dbUrl, schema: 'query', entities: QUERY_ENTITIES, migrations: QUERY_MIGRATIONS });
+  const datasetsDb = await openServiceDataSource({ url: dbUrl, schema: DATASETS_SCHEMA, entities: DATASETS_ENTITIES, migrations: DATASETS_MIGRATIONS, poolSize: 6 });
   const auditDb = await openServiceDataSource({ url: dbUrl, schema: 'audit', entities: AUDIT_ENTITIES, migrations: AUDIT_MIGRATIONS, poolSize: 4 });
   const controlPlaneDb = await openServiceDataSource({ url: dbUrl, schema: CONTROL_PLANE_SCHEMA, entities: CONTROL_PLANE_ENTITIES, migrations: CONTROL_PLANE_MIGRATIONS, poolSize: 6 });
   const exportsDb = await openServiceDataSource({ url: dbUrl, schema: EXPORTS_SCHEMA, entities: EXPORTS_ENTITIES, migrations: EXPORTS_MIGRATIONS, poolSize: 4 });
@@ -86,6 +88,7 @@ export async function startStandalone(config: StandaloneConfig): Promise<Running
       ch,
       gatewayDb,
       queryDb,
+      datasetsDb,
       auditDb,
       audit: {
         productVersion: config.SERVICE_VERSION,
@@ -152,6 +155,7 @@ export async function startStandalone(config: StandaloneConfig): Promise<Running
       await rateLimit.close();
       await gatewayDb.destroy();
       await queryDb.destroy();
+      await datasetsDb.destroy();
       await controlPlaneDb.destroy();
       await auditDb.destroy();
       await exportsDb.destroy();

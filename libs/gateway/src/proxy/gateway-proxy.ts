@@ -27,6 +27,8 @@ export function routeFor(method: string, path: string, up: Upstreams): string | 
   if (p === '/runs/query' || p === '/runs/stats') return up.query;
   if (p === '/runs' || p.startsWith('/runs/')) return method === 'GET' ? up.query : up.ingest;
   if (p === '/sessions' || p.startsWith('/sessions/')) return up.query;
+  if (p === '/datasets' || p.startsWith('/datasets/') || p === '/examples' || p.startsWith('/examples/')) return up.query;
+  if (/^\/(?:v1\/)?platform\/datasets(?:\/|$)/.test(p)) return up.query;
   if (p === '/bulk-exports' || p.startsWith('/bulk-exports/')) return optional(up.exportWorker);
   // The deployment control plane (upload PUTs and push webhooks carry no API key: they go to CONTROL_PLANE_PUBLIC_URL directly).
   if (p === '/v2/deployments' || p.startsWith('/v2/deployments/') || p === '/v2/listeners' || p === '/v2/openapi.json') return optional(up.controlPlane);
