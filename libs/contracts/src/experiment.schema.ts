@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { jsonObject, timestamp, toEpochMicros, uuid } from './common.schema';
+import { datasetSchema } from './dataset.schema';
 import { feedbackConfigProblems, feedbackConfigSchema, feedbackSchema } from './feedback.schema';
 import { projectSchema } from './project.schema';
 
@@ -124,8 +125,8 @@ export const EXPERIMENT_STAT_FIELDS = [
 
 export const experimentUploadResponseSchema = z.object({
   experiment: experimentSchema,
-  /** The dataset object (see the datasets contract): the spec's fields, externally_managed true. */
-  dataset: jsonObject,
+  /** The dataset object: externally_managed and created_by_upload true. */
+  dataset: datasetSchema,
 });
 export type ExperimentUploadResponse = z.infer<typeof experimentUploadResponseSchema>;
 
