@@ -40,6 +40,7 @@ import {
   runUpdateSchema,
 } from '@th/contracts';
 import { ADMIN_ROUTES } from './admin.routes';
+import { DATASETS_ROUTES } from './datasets.routes';
 
 export interface RouteDoc {
   method: 'get' | 'post' | 'put' | 'patch' | 'delete';
@@ -181,4 +182,5 @@ export const ROUTES: RouteDoc[] = [
     responses: { 200: z.array(bulkExportSchema), 403: errorBodySchema, 404: errorBodySchema, ...errors },
   },
   ...ADMIN_ROUTES,
+  ...DATASETS_ROUTES,
 ];

@@ -1,0 +1,67 @@
+import { z } from 'zod';
+import {
+  datasetCloneSchema,
+  datasetCreateSchema,
+  datasetDeleteManyQuerySchema,
+  datasetListQuerySchema,
+  datasetSchema,
+  datasetShareSchema,
+  datasetSplitsQuerySchema,
+  datasetSplitsUpdateSchema,
+  datasetTagUpdateSchema,
+  datasetUpdateSchema,
+  datasetVersionQuerySchema,
+  datasetVersionSchema,
+  datasetVersionsListQuerySchema,
+  errorBodySchema,
+  exampleBulkResultSchema,
+  exampleCreateManySchema,
+  exampleCreateWithDatasetSchema,
+  exampleDeleteManyBodySchema,
+  exampleDeleteManyQuerySchema,
+  exampleGetQuerySchema,
+  exampleListQuerySchema,
+  exampleMetadataPatchSchema,
+  exampleSchema,
+  exampleUpdateManySchema,
+  exampleUpdateSchema,
+  httpValidationErrorSchema,
+} from '@th/contracts';
+import type { RouteDoc } from './openapi.routes';
+
+const ok = z.object({}).passthrough();
+const errors = { 401: errorBodySchema, 404: errorBodySchema, 413: errorBodySchema, 422: httpValidationErrorSchema };
+const examples = z.array(exampleSchema);
+
+/** Datasets and examples (served by the query service). */
+export const DATASETS_ROUTES: RouteDoc[] = [
+  { method: 'post', path: '/api/v1/datasets', summary: 'Create a dataset (JSON Schemas for inputs and outputs are checked with ajv); 409 on a name taken in the workspace', tag: 'datasets', body: datasetCreateSchema, responses: { 200: datasetSchema, 409: errorBodySchema, ...errors } },
+  { method: 'get', path: '/api/v1/datasets', summary: 'List datasets (by id, name, name_contains, data_type, metadata; sort_by)', tag: 'datasets', query: datasetListQuerySchema, responses: { 200: z.array(datasetSchema), ...errors } },
+  { method: 'delete', path: '/api/v1/datasets', summary: 'Delete several datasets (all or nothing)', tag: 'datasets', query: datasetDeleteManyQuerySchema, responses: { 200: ok, ...errors } },
+  { method: 'get', path: '/api/v1/datasets/{dataset_id}', summary: 'Read a dataset with example_count, session_count and last_session_start_time', tag: 'datasets', responses: { 200: datasetSchema, ...errors } },
+  { method: 'patch', path: '/api/v1/datasets/{dataset_id}', summary: 'Update a dataset; a new schema must hold for every current example', tag: 'datasets', body: datasetUpdateSchema, responses: { 200: datasetSchema, 409: errorBodySchema, ...errors } },
+  { method: 'delete', path: '/api/v1/datasets/{dataset_id}', summary: 'Delete a dataset with its examples and versions', tag: 'datasets', responses: { 200: ok, ...errors } },
+  { method: 'post', path: '/api/v1/datasets/clone', summary: 'Copy examples of a dataset (as of a version, optionally some ids or splits) into another dataset', tag: 'datasets', body: datasetCloneSchema, responses: { 200: examples, ...errors } },
+  { method: 'get', path: '/api/v1/datasets/{dataset_id}/versions', summary: 'Versions of a dataset, newest first (one per change of its examples)', tag: 'datasets', query: datasetVersionsListQuerySchema, responses: { 200: z.array(datasetVersionSchema), ...errors } },
+  { method: 'get', path: '/api/v1/datasets/{dataset_id}/version', summary: 'The version current at as_of, or the one carrying tag', tag: 'datasets', query: datasetVersionQuerySchema, responses: { 200: datasetVersionSchema, ...errors } },
+  { method: 'put', path: '/api/v1/datasets/{dataset_id}/tags', summary: 'Put a tag on the version current at as_of (moves it from another version)', tag: 'datasets', body: datasetTagUpdateSchema, responses: { 200: datasetVersionSchema, ...errors } },
+  { method: 'get', path: '/api/v1/datasets/{dataset_id}/splits', summary: 'Split names in use (now or as_of a version or tag)', tag: 'datasets', query: datasetSplitsQuerySchema, responses: { 200: z.array(z.string()), ...errors } },
+  { method: 'put', path: '/api/v1/datasets/{dataset_id}/splits', summary: 'Add examples to a split or remove them (a new version)', tag: 'datasets', body: datasetSplitsUpdateSchema, responses: { 200: z.array(z.string()), ...errors } },
+  { method: 'get', path: '/api/v1/datasets/{dataset_id}/share', summary: 'Share state of a dataset (null when not shared)', tag: 'datasets', responses: { 200: datasetShareSchema.nullable(), ...errors } },
+  { method: 'put', path: '/api/v1/datasets/{dataset_id}/share', summary: 'Share a dataset read-only by token (idempotent)', tag: 'datasets', responses: { 200: datasetShareSchema, ...errors } },
+  { method: 'delete', path: '/api/v1/datasets/{dataset_id}/share', summary: 'Unshare a dataset (its token stops working)', tag: 'datasets', responses: { 200: ok, ...errors } },
+  { method: 'get', path: '/api/v1/public/{share_token}/datasets', summary: 'A shared dataset, read without an API key (standalone form)', tag: 'datasets', responses: { 200: datasetSchema, 404: errorBodySchema }, public: true },
+  { method: 'get', path: '/api/v1/public/{share_token}/examples', summary: 'Examples of a shared dataset, read without an API key (standalone form)', tag: 'datasets', query: exampleListQuerySchema, responses: { 200: examples, 404: errorBodySchema, 422: httpValidationErrorSchema }, public: true },
+  { method: 'post', path: '/api/v1/examples', summary: 'Create an example (validated against the dataset schemas)', tag: 'examples', body: exampleCreateWithDatasetSchema, responses: { 200: exampleSchema, 409: errorBodySchema, ...errors } },
+  { method: 'post', path: '/api/v1/examples/bulk', summary: 'Create examples, all or nothing (one new version per dataset)', tag: 'examples', body: exampleCreateManySchema, responses: { 200: examples, 409: errorBodySchema, ...errors } },
+  { method: 'patch', path: '/api/v1/examples/bulk', summary: 'Update examples, all or nothing', tag: 'examples', body: exampleUpdateManySchema, responses: { 200: examples, ...errors } },
+  { method: 'get', path: '/api/v1/examples', summary: 'List examples (by dataset, id, splits, metadata; as_of a timestamp or a version tag)', tag: 'examples', query: exampleListQuerySchema, responses: { 200: examples, ...errors } },
+  { method: 'delete', path: '/api/v1/examples', summary: 'Delete examples, all or nothing (older versions keep them)', tag: 'examples', query: exampleDeleteManyQuerySchema, responses: { 200: ok, ...errors } },
+  { method: 'get', path: '/api/v1/examples/{example_id}', summary: 'Read an example (now or as_of a version)', tag: 'examples', query: exampleGetQuerySchema, responses: { 200: exampleSchema, ...errors } },
+  { method: 'patch', path: '/api/v1/examples/{example_id}', summary: 'Update an example', tag: 'examples', body: exampleUpdateSchema, responses: { 200: exampleSchema, ...errors } },
+  { method: 'delete', path: '/api/v1/examples/{example_id}', summary: 'Delete an example', tag: 'examples', responses: { 200: ok, ...errors } },
+  { method: 'post', path: '/api/v1/platform/datasets/{dataset_id}/examples', summary: "The SDK's createExamples: multipart parts <id>, <id>.inputs, <id>.outputs (attachments are refused with 422)", tag: 'examples', bodyType: 'multipart', responses: { 201: exampleBulkResultSchema, 409: errorBodySchema, ...errors } },
+  { method: 'patch', path: '/api/v1/platform/datasets/{dataset_id}/examples', summary: "The SDK's updateExamples (multipart)", tag: 'examples', bodyType: 'multipart', responses: { 200: exampleBulkResultSchema, ...errors } },
+  { method: 'patch', path: '/api/v1/platform/datasets/{dataset_id}/examples/metadata', summary: "The SDK's updateDatasetSplits: dataset_split array_add / array_remove", tag: 'examples', body: exampleMetadataPatchSchema, responses: { 200: z.object({ example_ids: z.array(z.string()) }), ...errors } },
+  { method: 'post', path: '/api/v1/platform/datasets/examples/delete', summary: 'Delete examples (hard_delete also removes their history)', tag: 'examples', body: exampleDeleteManyBodySchema, responses: { 200: ok, ...errors } },
+];
