@@ -7,10 +7,10 @@ import { BusModule, kafkaOptionsFromConfig } from '@th/bus';
 import { ClickHouse, ClickHouseModule } from '@th/clickhouse';
 import { clickhouseConfigShape, commonConfigShape, internalAuthShape, kafkaConfigShape, loadConfig, port, secret } from '@th/config';
 import { openServiceDataSource } from '@th/database';
-import { FeedbackModule } from '@th/feedback';
+import { FeedbackModule, FeedbackQueryService } from '@th/feedback';
 import { HealthModule, createHttpApp, listen, runUntilSignal } from '@th/platform';
-import { QUERY_ENTITIES, QUERY_MIGRATIONS, QueryModule } from '@th/query';
-import { DATASETS_ENTITIES, DATASETS_MIGRATIONS, DATASETS_SCHEMA, DatasetsModule } from '@th/datasets';
+import { ProjectsService, QUERY_ENTITIES, QUERY_MIGRATIONS, QueryModule, RunsService } from '@th/query';
+import { DATASETS_ENTITIES, DATASETS_MIGRATIONS, DATASETS_SCHEMA, DatasetsModule, ExperimentsModule } from '@th/datasets';
 
 const configSchema = z.object({
   ...commonConfigShape,
@@ -28,6 +28,9 @@ runUntilSignal('query', async () => {
   const ch = await ClickHouse.fromConfig(config);
   const db = await openServiceDataSource({ url: config.DATABASE_URL, schema: 'query', entities: QUERY_ENTITIES, migrations: QUERY_MIGRATIONS });
   const datasetsDb = await openServiceDataSource({ url: config.DATABASE_URL, schema: DATASETS_SCHEMA, entities: DATASETS_ENTITIES, migrations: DATASETS_MIGRATIONS });
+  const query = QueryModule.forRoot(db);
+  const datasets = DatasetsModule.forRoot(datasetsDb);
+  const feedback = FeedbackModule.forRoot({ writes: false, reads: true, writer: false });
   @Module({
     imports: [
       HealthModule,
@@ -36,9 +39,10 @@ runUntilSignal('query', async () => {
         kafka: kafkaOptionsFromConfig(config, 'query'),
       }),
       ClickHouseModule.forRoot(ch),
-      QueryModule.forRoot(db),
-      DatasetsModule.forRoot(datasetsDb),
-      FeedbackModule.forRoot({ writes: false, reads: true, writer: false }),
+      query,
+      datasets,
+      feedback,
+      ExperimentsModule.forRoot({ imports: [datasets, query, feedback], projects: ProjectsService, runs: RunsService, feedback: FeedbackQueryService }),
     ],
     providers: [
       { provide: INTERNAL_SIGNING_KEY, useValue: config.INTERNAL_SIGNING_KEY },

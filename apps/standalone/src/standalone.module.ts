@@ -8,8 +8,8 @@ import { BusModule, type EventBus } from '@th/bus';
 import { ClickHouseModule, type ClickHouse } from '@th/clickhouse';
 import { ExportRunFilter, ExportWorkerModule, type ExportWorkerModuleOptions } from '@th/export-worker';
 import { ControlPlaneModule, type ControlPlaneOptions } from '@th/control-plane';
-import { FeedbackModule } from '@th/feedback';
-import { DatasetsModule } from '@th/datasets';
+import { FeedbackModule, FeedbackQueryService } from '@th/feedback';
+import { DatasetsModule, ExperimentsModule } from '@th/datasets';
 import { GatewayModule, IdentityService, type GatewayInfoOptions, type GatewayModuleOptions } from '@th/gateway';
 import { CachedProjectDirectory, IngestModule, ProjectDirectory, type IngestOptions } from '@th/ingest';
 import { HealthModule } from '@th/platform';
@@ -70,6 +70,8 @@ export interface StandaloneParts {
 export class StandaloneModule {
   static create(parts: StandaloneParts): DynamicModule {
     const query = QueryModule.forRoot(parts.queryDb);
+    const feedback = FeedbackModule.forRoot({ writes: true, reads: true, writer: true });
+    const datasets = parts.datasetsDb ? DatasetsModule.forRoot(parts.datasetsDb) : null;
     @Global()
     @Module({
       imports: [query],
@@ -97,8 +99,10 @@ export class StandaloneModule {
         ...(parts.exports ? [ExportWorkerModule.forRoot(parts.exports)] : []),
         ...(parts.controlPlane ? [ControlPlaneModule.forRoot(parts.controlPlane.dataSource, parts.controlPlane.options)] : []),
         AuditModule.forRoot(parts.auditDb, parts.audit),
-        FeedbackModule.forRoot({ writes: true, reads: true, writer: true }),
-        ...(parts.datasetsDb ? [DatasetsModule.forRoot(parts.datasetsDb)] : []),
+        feedback,
+        ...(datasets
+          ? [datasets, ExperimentsModule.forRoot({ imports: [datasets, query, feedback], projects: ProjectsService, runs: RunsService, feedback: FeedbackQueryService })]
+          : []),
       ],
       providers: [
         { provide: IDENTITY_RESOLVER, useExisting: IdentityService },
