@@ -121,6 +121,8 @@ export const exampleListQuerySchema = z.object({
   limit: z.coerce.number().int().min(1).max(10_000).default(100),
   order: z.enum(['recent', 'oldest']).optional(),
   inline_s3_urls: queryBool.optional(),
+  /** The filter language over examples is not implemented: a request that uses it is refused (422), never answered unfiltered. */
+  filter: z.string().optional(),
 });
 export type ExampleListQuery = z.infer<typeof exampleListQuerySchema>;
 export const exampleGetQuerySchema = z.object({ as_of: z.string().min(1).optional(), dataset: uuid.optional() });

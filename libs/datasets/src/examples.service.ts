@@ -127,6 +127,7 @@ export class ExamplesService {
 
   /** Lists examples of a dataset (current, or as of a version) or by id; filters by ids, splits and metadata. */
   async list(identity: Identity, q: ExampleListQuery): Promise<Example[]> {
+    if (q.filter !== undefined) throw new ValidationFailed([{ loc: ['query', 'filter'], msg: 'filter is not supported for examples; use id, splits, metadata or as_of', type: 'value_error' }]);
     const metadata = parseJsonObject(q.metadata, ['query', 'metadata']);
     if (q.dataset === undefined && !q.id?.length) throw new ValidationFailed([{ loc: ['query', 'dataset'], msg: 'give dataset or id', type: 'missing' }]);
     if (q.dataset === undefined && q.as_of !== undefined) throw new ValidationFailed([{ loc: ['query', 'dataset'], msg: 'as_of needs dataset', type: 'missing' }]);
