@@ -340,6 +340,28 @@ describe('experiments through the standalone service', () => {
       expect(await datasetsNamed(String(req.dataset_name))).toEqual([]);
     });
 
+    it('a failure after the experiment was created (concurrent uploads creating one new dataset) leaves nothing of the failed upload', async () => {
+      const datasetName = `race-${randomUUID().slice(0, 8)}`;
+      const reqs = [0, 1, 2].map(() => body({ dataset_name: datasetName }, [row(0), row(1)]));
+      const responses = await Promise.all(reqs.map((r) => upload(r)));
+      const statuses = responses.map((r) => r.status);
+      // All three plan to create the dataset before any commits: one wins, the others fail at its insert.
+      expect(statuses.filter((s) => s === 200).length).toBeGreaterThanOrEqual(1);
+      expect(statuses.filter((s) => s === 409).length).toBeGreaterThanOrEqual(1);
+      const datasets = await datasetsNamed(datasetName);
+      expect(datasets).toHaveLength(1);
+      for (const [i, res] of responses.entries()) {
+        if (res.status === 200) continue;
+        expect(res.status).toBe(409);
+        expect((await json(res)).detail).toContain(datasetName);
+        await expectNothingWritten(reqs[i]);
+      }
+      const winners = responses.filter((r) => r.status === 200).length;
+      const sessions = await json<Json[]>(await svc.api(`/api/v1/sessions?reference_dataset=${String(datasets[0].id)}`));
+      expect(sessions).toHaveLength(winners);
+      expect(datasets[0]).toMatchObject({ example_count: 2 * winners, session_count: winners });
+    });
+
     it('invalid bodies → 422 {detail:[{loc,msg,type}]}: missing fields, bad times, duplicate row ids, feedback breaking its config', async () => {
       const cases: [Json, (string | number)[]][] = [
         [{ ...body(), experiment_name: undefined }, ['body', 'experiment_name']],
