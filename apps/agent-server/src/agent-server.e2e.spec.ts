@@ -180,4 +180,17 @@ describe('runs', () => {
     const counted = await client.runs.wait(t.thread_id, 'counter', { input: { count: 2 } });
     expect(counted).toEqual({ count: 3 });
   });
+
+  it('leaves the thread interrupted when the graph asks for input, and resumes it with a command', async () => {
+    const t = await client.threads.create();
+    await client.runs.wait(t.thread_id, 'approval', { input: user('ship it') });
+    const thread = await client.threads.get(t.thread_id);
+    expect(thread.status).toBe('interrupted');
+    const state = await client.threads.getState(t.thread_id);
+    expect(state.next).toEqual(['ask']);
+    expect(state.tasks[0].interrupts[0]).toMatchObject({ value: { question: 'approve "ship it"?' } });
+    const values = await client.runs.wait(t.thread_id, 'approval', { command: { resume: 'yes' } });
+    expect(contents(values)).toEqual(['human:ship it', 'ai:decision: yes']);
+    expect((await client.threads.get(t.thread_id)).status).toBe('idle');
+  });
 });

@@ -1,6 +1,6 @@
 // Test graphs for the agent server: plain CommonJS that requires @langchain/langgraph, as a deployment's source would.
 'use strict';
-const { StateGraph, MessagesAnnotation, START, END } = require('@langchain/langgraph');
+const { StateGraph, MessagesAnnotation, START, END, interrupt } = require('@langchain/langgraph');
 const { AIMessage } = require('@langchain/core/messages');
 const { z } = require('zod');
 
@@ -53,3 +53,13 @@ exports.makeCounter = () =>
     .addEdge(START, 'inc')
     .addEdge('inc', END)
     .compile();
+
+/** Human in the loop: asks for approval (interrupt) before answering. */
+exports.approval = new StateGraph(MessagesAnnotation)
+  .addNode('ask', (state) => {
+    const decision = interrupt({ question: `approve "${lastText(state)}"?` });
+    return { messages: [{ role: 'assistant', content: `decision: ${decision}` }] };
+  })
+  .addEdge(START, 'ask')
+  .addEdge('ask', END)
+  .compile();
