@@ -312,6 +312,12 @@ describe('datasets and examples through the standalone service', () => {
     await auditEvent('update_dataset_version', 'Success', id);
     expect(inputs(await listExamples(`dataset=${id}&as_of=prod`))).toEqual([{ n: 1 }, { n: 2 }]);
     expect(await json(await svc.api(`/api/v1/datasets/${id}/version?tag=prod`))).toEqual({ as_of: afterV1, tags: ['prod'] });
+    // the difference between two versions (a tag and a timestamp)
+    const latest = (await json(await svc.api(`/api/v1/datasets/${id}`))).modified_at as string;
+    const diff = await json(await svc.api(`/api/v1/datasets/${id}/versions/diff?from_version=prod&to_version=${encodeURIComponent(latest)}`));
+    const added = (await listExamples(`dataset=${id}`)).find((e) => (e.inputs as Json).n === 3)!.id;
+    expect(diff).toEqual({ examples_modified: [v1[0].id], examples_added: [added], examples_removed: [v1[1].id] });
+    expect((await svc.api(`/api/v1/datasets/${id}/versions/diff?from_version=prod`)).status).toBe(422);
     // moving the tag to a later version
     await svc.api(`/api/v1/datasets/${id}/tags`, { method: 'PUT', json: { as_of: afterV2, tag: 'prod' } });
     expect(inputs(await listExamples(`dataset=${id}&as_of=prod`))).toEqual([{ n: 2 }, { n: 10 }]);
@@ -466,6 +472,9 @@ describe('datasets and examples through the standalone service', () => {
       ['b?', 'B'],
     ]);
     await client.updateDatasetTag({ datasetId: ds.id, asOf: afterCreate, tag: 'v1' });
+    const diff = await client.diffDatasetVersions({ datasetId: ds.id, fromVersion: 'v1', toVersion: 'latest' });
+    expect(diff.examples_modified).toEqual([exA.id]);
+    expect(diff.examples_removed).toHaveLength(1);
     expect((await client.readDatasetVersion({ datasetId: ds.id, tag: 'v1' })).as_of).toBe(afterCreate);
     const now = [];
     for await (const e of client.listExamples({ datasetId: ds.id })) now.push(e);

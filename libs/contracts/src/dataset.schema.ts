@@ -152,6 +152,13 @@ export const datasetVersionsListQuerySchema = z.object({
   offset: z.coerce.number().int().min(0).default(0),
   limit: z.coerce.number().int().min(1).max(1000).default(100),
 });
+export const datasetVersionsDiffQuerySchema = z.object({ from_version: z.string().min(1), to_version: z.string().min(1) });
+export const datasetVersionsDiffSchema = z.object({
+  examples_modified: z.array(z.string()),
+  examples_added: z.array(z.string()),
+  examples_removed: z.array(z.string()),
+});
+export type DatasetVersionsDiff = z.infer<typeof datasetVersionsDiffSchema>;
 export const datasetTagUpdateSchema = z.object({ as_of: z.string().min(1), tag: z.string().trim().min(1).max(256) });
 
 export const datasetSplitsQuerySchema = z.object({ as_of: z.string().min(1).optional() });

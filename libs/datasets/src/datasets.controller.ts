@@ -11,12 +11,14 @@ import {
   datasetTagUpdateSchema,
   datasetUpdateSchema,
   datasetVersionQuerySchema,
+  datasetVersionsDiffQuerySchema,
   datasetVersionsListQuerySchema,
   exampleListQuerySchema,
   shareTokenParamSchema,
   type Dataset,
   type DatasetShare,
   type DatasetVersion,
+  type DatasetVersionsDiff,
   type Example,
   type Identity,
 } from '@th/contracts';
@@ -77,6 +79,13 @@ export class DatasetsController {
   versions(@CurrentIdentity() identity: Identity, @Param() params: unknown, @Query() query: unknown): Promise<DatasetVersion[]> {
     const { dataset_id } = parseOrThrow(datasetIdParamSchema, params, ['path']);
     return this.datasets.versions(identity, dataset_id, parseOrThrow(datasetVersionsListQuerySchema, query, ['query']));
+  }
+
+  @Get(':dataset_id/versions/diff')
+  diff(@CurrentIdentity() identity: Identity, @Param() params: unknown, @Query() query: unknown): Promise<DatasetVersionsDiff> {
+    const { dataset_id } = parseOrThrow(datasetIdParamSchema, params, ['path']);
+    const q = parseOrThrow(datasetVersionsDiffQuerySchema, query, ['query']);
+    return this.examples.diff(identity, dataset_id, q.from_version, q.to_version);
   }
 
   @Get(':dataset_id/version')

@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { randomUUID } from 'node:crypto';
 import type { EntityManager } from 'typeorm';
-import type { DatasetClone, Example, ExampleCreate, ExampleListQuery, ExampleUpdateWithId, Identity, ValidationErrorItem } from '@th/contracts';
+import type { DatasetClone, DatasetVersionsDiff, Example, ExampleCreate, ExampleListQuery, ExampleUpdateWithId, Identity, ValidationErrorItem } from '@th/contracts';
 import { AuditPublisher } from '@th/bus';
 import { ValidationFailed, conflict, notFound } from '@th/platform';
 import { DatasetsStore, EXAMPLE_COLUMNS, type DatasetRow, type ExampleRow } from './datasets.store';
@@ -258,6 +258,21 @@ export class ExamplesService {
         else await this.store.closeExampleRows(m, datasetId, group, version.version);
       }
     });
+  }
+
+  /** Example ids added, removed and modified between two versions (timestamps or tags) of a dataset. */
+  async diff(identity: Identity, datasetId: string, from: string, to: string): Promise<DatasetVersionsDiff> {
+    const d = await this.store.getDataset(this.store.ds, identity.tenant_id, datasetId);
+    const [a, b] = [await this.store.resolveVersion(this.store.ds, d, from), await this.store.resolveVersion(this.store.ds, d, to)];
+    const rows = (await this.store.ds.query(
+      `WITH va AS (SELECT id, row_id FROM "datasets"."examples" WHERE dataset_id = $1 AND valid_from <= $2 AND (valid_to IS NULL OR valid_to > $2)),
+            vb AS (SELECT id, row_id FROM "datasets"."examples" WHERE dataset_id = $1 AND valid_from <= $3 AND (valid_to IS NULL OR valid_to > $3))
+       SELECT coalesce(va.id, vb.id) AS id, CASE WHEN va.id IS NULL THEN 'added' WHEN vb.id IS NULL THEN 'removed' ELSE 'modified' END AS kind
+       FROM va FULL JOIN vb ON va.id = vb.id WHERE va.id IS NULL OR vb.id IS NULL OR va.row_id <> vb.row_id ORDER BY 1`,
+      [d.id, a, b],
+    )) as { id: string; kind: 'added' | 'removed' | 'modified' }[];
+    const of = (k: string) => rows.filter((r) => r.kind === k).map((r) => r.id);
+    return { examples_modified: of('modified'), examples_added: of('added'), examples_removed: of('removed') };
   }
 
   /** Split names in use by the dataset's examples (now or as of a version). */
