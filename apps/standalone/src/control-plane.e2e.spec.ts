@@ -274,6 +274,70 @@ describe('control plane (cloud installation): deployments, revisions and local r
     expect(await chat(live.source_config.custom_url, 'up')).toBe('s1 up greeting=');
   });
 
+  it('any of the three schemes authenticates: X-Api-Key, the Tenant ID header with a key, a bearer token', async () => {
+    const body = (name: string) =>
+      JSON.stringify({ name, source: 'internal_source', source_config: {}, source_revision_config: { langgraph_config_path: 'langgraph.json' }, secrets: [] });
+    const post = (headers: Record<string, string>, name: string) => fetch(`${svc.url}/v2/deployments`, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: body(name) });
+    expect((await post({ 'x-api-key': svc.apiKey }, 'auth-key')).status).toBe(201);
+    expect((await post({ 'x-api-key': svc.apiKey, 'x-tenant-id': svc.workspaceId }, 'auth-tenant')).status).toBe(201);
+    expect((await post({ authorization: `Bearer ${svc.apiKey}` }, 'auth-bearer')).status).toBe(201);
+    expect((await post({ authorization: 'Bearer nope' }, 'auth-bad')).status).toBe(401);
+    expect((await post({}, 'auth-none')).status).toBe(401);
+    const names = ((await (await svc.api('/v2/deployments?name_contains=auth-')).json()) as Json).resources.map((d: Json) => d.name).sort();
+    expect(names).toEqual(['auth-bearer', 'auth-key', 'auth-tenant']);
+    for (const d of created.filter((e) => e.name.startsWith('auth-'))) expect(d.tenant_id).toBe(svc.workspaceId);
+  });
+
+  it('a failed create is audited as a Failure; upload URLs refuse what they did not issue', async () => {
+    const bad = await svc.api('/v2/deployments', { method: 'POST', json: { name: 'audited-bad', source: 'internal_source', source_config: {}, source_revision_config: {}, secrets: [] } });
+    expect(bad.status).toBe(422);
+    expect(audit.some((a) => a.operation === 'create_deployment' && a.status === 'Failure')).toBe(true);
+
+    const git = (await (await svc.api('/v2/deployments', { method: 'POST', json: gitBody('no-uploads', '/tmp/none') })).json()) as Json;
+    expect((await svc.api(`/v2/deployments/${git.id}/upload-url`, { method: 'POST' })).status).toBe(400);
+    expect((await svc.api(`/deployments/${randomUUID()}/upload-url`, { method: 'POST' })).status).toBe(404);
+    const src = (await (await svc.api('/v2/deployments', {
+      method: 'POST',
+      json: { name: 'uploads-neg', source: 'internal_source', source_config: {}, source_revision_config: { langgraph_config_path: 'langgraph.json' }, secrets: [] },
+    })).json()) as Json;
+    const { upload_url, object_path } = (await (await svc.api(`/deployments/${src.id}/upload-url`, { method: 'POST' })).json()) as Json;
+    const put = (url: string, body: Buffer) => fetch(url, { method: 'PUT', headers: { 'content-type': 'application/octet-stream' }, body });
+    expect((await put(upload_url, Buffer.from('not gzip at all'))).status).toBe(400);
+    expect((await put(upload_url.replace(/[0-9a-f]{32}\.tar\.gz$/, `${'0'.repeat(32)}.tar.gz`), await tarball('x'))).status).toBe(404);
+    expect((await put(`${svc.url}/v2/uploads/elsewhere/file.tar.gz`, await tarball('x'))).status).toBe(400);
+    // Nothing stored under the issued path: naming it is still refused.
+    const early = await svc.api(`/v2/deployments/${src.id}`, { method: 'PATCH', json: { source_revision_config: { source_tarball_path: object_path } } });
+    expect(early.status).toBe(422);
+  });
+
+  it('a newer revision supersedes an unfinished older one; a failed deploy leaves the previous revision serving', async () => {
+    const repo = gitRepo('s1');
+    const dep = (await (await svc.api('/v2/deployments', {
+      method: 'POST',
+      json: gitBody('supersede', repo, { source_config: { build_command: 'sleep 2' } }),
+    })).json()) as Json;
+    await pollRevision(svc, dep.id, dep.latest_revision_id, ['BUILDING', ...TERMINAL]);
+    const p = (await (await svc.api(`/v2/deployments/${dep.id}`, { method: 'PATCH', json: { source_revision_config: { repo_ref: 'main' } } })).json()) as Json;
+    const first = await pollRevision(svc, dep.id, dep.latest_revision_id);
+    expect(first.status).toBe('SUPERSEDED');
+    expect(first.status_message).toContain(p.latest_revision_id);
+    const second = await pollRevision(svc, dep.id, p.latest_revision_id);
+    expect(second.status + ': ' + second.status_message).toMatch(/^DEPLOYED/);
+    const url = ((await (await svc.api(`/v2/deployments/${dep.id}`)).json()) as Json).source_config.custom_url as string;
+
+    // A graph configuration naming a module that does not exist builds, but the server cannot start.
+    writeFileSync(join(repo, 'broken.json'), JSON.stringify({ graphs: { echo: './missing.js:graph' } }));
+    execFileSync('git', ['-c', 'user.name=t', '-c', 'user.email=t@example.com', 'add', '.'], { cwd: repo });
+    execFileSync('git', ['-c', 'user.name=t', '-c', 'user.email=t@example.com', 'commit', '-q', '-m', 'broken'], { cwd: repo });
+    const b = (await (await svc.api(`/v2/deployments/${dep.id}`, { method: 'PATCH', json: { source_config: { build_command: 'true' }, source_revision_config: { langgraph_config_path: 'broken.json' } } })).json()) as Json;
+    const failed = await pollRevision(svc, dep.id, b.latest_revision_id);
+    expect(failed.status).toBe('DEPLOY_FAILED');
+    expect(failed.status_history.map((h: Json) => h.status)).toEqual(['QUEUED', 'BUILDING', 'DEPLOYING', 'DEPLOY_FAILED']);
+    expect(((await (await svc.api(`/v2/deployments/${dep.id}`)).json()) as Json)).toMatchObject({ status: 'READY', active_revision_id: second.id });
+    expect(await chat(url, 'alive')).toBe('s1 alive greeting=hello-secret');
+    rmSync(repo, { recursive: true, force: true });
+  });
+
   it('secrets are stored encrypted', async () => {
     const res = await svc.api('/v2/deployments', {
       method: 'POST',

@@ -19,6 +19,7 @@ export const controlPlaneConfigShape = {
   AGENT_TRACING_ENDPOINT: z.string().url().optional(),
   ROLLOUT_WORKER: bool(true),
   ROLLOUT_POLL_MS: z.coerce.number().int().min(50).default(2000),
+  ROLLOUT_CONCURRENCY: z.coerce.number().int().min(1).max(64).default(4),
   BUILD_TIMEOUT_MS: z.coerce.number().int().min(1000).default(600_000),
   DEPLOY_TIMEOUT_MS: z.coerce.number().int().min(1000).default(120_000),
   K8S_READY_TIMEOUT_MS: z.coerce.number().int().min(1000).default(600_000),
@@ -60,6 +61,7 @@ export function controlPlaneOptionsFromConfig(
     uploadTtlSeconds: c.UPLOAD_TTL_SECONDS,
     rolloutWorker: c.ROLLOUT_WORKER,
     rolloutPollMs: c.ROLLOUT_POLL_MS,
+    rolloutConcurrency: c.ROLLOUT_CONCURRENCY,
     local: {
       workDir: resolve(c.CONTROL_PLANE_DATA_DIR ?? join(ctx.dataDir, 'control-plane')),
       databaseAdminUrl: c.AGENT_DATABASE_URL ?? ctx.databaseUrl,

@@ -57,7 +57,7 @@ export class ControlPlaneModule {
           useFactory: (ds: DataSource, repo: DeploymentsRepository, listeners: ListenersRepository, uploads: UploadsRepository, cipher: SecretsCipher) => {
             const local = new LocalDriver(opts.local, uploads);
             const k8s = new K8sDriver({ readyTimeoutMs: opts.k8s.readyTimeoutMs, secretsKey: opts.secretsKey });
-            const worker = opts.rolloutWorker ? new RolloutWorker(ds, repo, listeners, cipher, { local, k8s }, { pollMs: opts.rolloutPollMs, stopGraceMs: 5000 }) : null;
+            const worker = opts.rolloutWorker ? new RolloutWorker(ds, repo, listeners, cipher, { local, k8s }, { pollMs: opts.rolloutPollMs, stopGraceMs: 5000, concurrency: opts.rolloutConcurrency }) : null;
             return new RolloutWorkerHandle(worker, [local, k8s]);
           },
         },

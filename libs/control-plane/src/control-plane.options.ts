@@ -14,6 +14,7 @@ export interface ControlPlaneOptions {
   /** Run the rollout worker in this process. */
   rolloutWorker: boolean;
   rolloutPollMs: number;
+  rolloutConcurrency: number;
   local: {
     workDir: string;
     databaseAdminUrl: string;

@@ -1,5 +1,6 @@
 import { Logger } from '@nestjs/common';
 import { createHash } from 'node:crypto';
+import { Client } from 'pg';
 import type { DataSource } from 'typeorm';
 import type { DeploymentRow, DeploymentRuntime, DeploymentsRepository, RevisionRow } from '../deployments/deployments.repository';
 import type { ListenersRepository } from '../listeners/listeners.repository';
@@ -11,6 +12,8 @@ export interface RolloutWorkerOptions {
   pollMs: number;
   /** How long a shutdown waits for rollouts in flight. */
   stopGraceMs: number;
+  /** Deployments handled at once (builds and server starts are heavy on one machine). */
+  concurrency: number;
 }
 
 const lockKey = (id: string) => createHash('sha256').update(id).digest().readBigInt64BE(0).toString();
@@ -77,6 +80,7 @@ export class RolloutWorker {
     }
     for (const id of ids) {
       if (this.inFlight.has(id)) continue;
+      if (this.inFlight.size >= this.opts.concurrency) break; // the rest waits for the next scan
       const p = this.withLock(id, () => this.step(id))
         .catch((err: unknown) => this.logger.error({ msg: 'rollout step failed', deployment_id: id, err: String(err) }))
         .finally(() => {
@@ -87,20 +91,21 @@ export class RolloutWorker {
     }
   }
 
-  /** Runs `fn` holding the deployment's advisory lock; skips when another worker holds it. */
+  /**
+   * Runs `fn` holding the deployment's advisory lock; skips when another worker holds it. The lock lives on its
+   * own connection, outside the pool: a pooled lock holder waiting for a second pooled connection could starve
+   * the pool (and every HTTP request) when many deployments roll out at once.
+   */
   private async withLock(id: string, fn: () => Promise<void>): Promise<void> {
-    const qr = this.ds.createQueryRunner();
-    await qr.connect();
+    const url = (this.ds.options as { url?: string }).url;
+    const client = new Client({ connectionString: url });
+    await client.connect();
     try {
-      const [{ locked }] = (await qr.query('SELECT pg_try_advisory_lock($1::bigint) AS locked', [lockKey(id)])) as { locked: boolean }[];
-      if (!locked) return;
-      try {
-        await fn();
-      } finally {
-        await qr.query('SELECT pg_advisory_unlock($1::bigint)', [lockKey(id)]);
-      }
+      const { rows } = await client.query<{ locked: boolean }>('SELECT pg_try_advisory_lock($1::bigint) AS locked', [lockKey(id)]);
+      if (!rows[0].locked) return;
+      await fn(); // the session's end releases the lock, also when the process dies
     } finally {
-      await qr.release();
+      await client.end();
     }
   }
 
