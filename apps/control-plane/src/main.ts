@@ -1,4 +1,5 @@
 import 'reflect-metadata';
+import { createHash } from 'node:crypto';
 import { z } from 'zod';
 import { runBusService } from '@th/bus';
 import { loadConfig, secret } from '@th/config';
@@ -13,7 +14,7 @@ import {
 } from '@th/control-plane';
 
 const config = loadConfig(
-  z.object({ ...controlPlaneConfigShape, DATABASE_URL: secret(z.string().url()), DATA_DIR: z.string().default('./.data'), CONTROL_PLANE_SECRETS_KEY: secret(z.string().min(16)) }),
+  z.object({ ...controlPlaneConfigShape, DATABASE_URL: secret(z.string().url()), DATA_DIR: z.string().default('./.data'), INTERNAL_SIGNING_KEY: secret(z.string().min(16)) }),
   process.env,
 );
 
@@ -22,6 +23,12 @@ runBusService(
   8083,
   ControlPlaneModule.forRoot(
     () => openServiceDataSource({ url: config.DATABASE_URL, schema: CONTROL_PLANE_SCHEMA, entities: CONTROL_PLANE_ENTITIES, migrations: CONTROL_PLANE_MIGRATIONS }),
-    controlPlaneOptionsFromConfig(config, { databaseUrl: config.DATABASE_URL, dataDir: config.DATA_DIR, env: process.env }),
+    controlPlaneOptionsFromConfig(config, {
+      databaseUrl: config.DATABASE_URL,
+      dataDir: config.DATA_DIR,
+      // Without CONTROL_PLANE_SECRETS_KEY, a key derived from the cluster's signing key (set a separate one in production).
+      secretsKey: createHash('sha256').update(`control-plane-secrets:${config.INTERNAL_SIGNING_KEY}`).digest('base64url'),
+      env: process.env,
+    }),
   ),
 );
