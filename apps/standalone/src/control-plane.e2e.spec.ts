@@ -161,6 +161,9 @@ describe('control plane (cloud installation): deployments, revisions and local r
     expect(JSON.stringify(dep)).not.toContain('hello-secret');
     expect(created.some((e) => e.deployment_id === dep.id && e.name === 'qs-git')).toBe(true);
     expect(audit.some((a) => a.operation === 'create_deployment' && a.status === 'Success' && a.resources.some((r) => r.id === dep.id))).toBe(true);
+    // The tracing project of the same name exists (created from the deployment_created event by the query service).
+    const projects = (await (await svc.api('/sessions?name=qs-git')).json()) as Json[];
+    expect(projects.map((p) => p.name)).toEqual(['qs-git']);
 
     const read = (await (await svc.api(`/v2/deployments/${dep.id}`)).json()) as Json;
     expect(read.id).toBe(dep.id);

@@ -3,6 +3,7 @@ import { DataSource } from 'typeorm';
 import { ProjectsController, InternalProjectsController } from './projects/projects.controller';
 import { ProjectsRepository } from './projects/projects.repository';
 import { ProjectsService } from './projects/projects.service';
+import { DeploymentProjectsConsumer } from './projects/deployment-projects.consumer';
 import { RunsController } from './runs/runs.controller';
 import { RunsRepository } from './runs/runs.repository';
 import { RunsService } from './runs/runs.service';
@@ -24,6 +25,7 @@ export class QueryModule {
         FeedbackStatsRepository,
         RunsService,
         ProjectsService,
+        DeploymentProjectsConsumer,
       ],
       exports: [ProjectsService, RunsService],
     };
