@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { TOPICS, type AuditOperation, type AuditRecord, type Identity } from '@th/contracts';
 import { EventBus } from './bus';
+import { auditRequestContext } from './audit-context';
 
 export interface AuditInput {
   operation: AuditOperation;
@@ -50,6 +51,8 @@ export class AuditPublisher {
   async record(input: AuditInput): Promise<void> {
     const rec = this.build(input);
     await this.bus.publish(TOPICS.audit, [{ key: rec.organization_id ?? 'none', value: rec }]);
+    // Tells TrackedOperationInterceptor that this request's outcome is recorded (no second Failure).
+    auditRequestContext.getStore()?.recorded.add(rec.status);
   }
 
   /**

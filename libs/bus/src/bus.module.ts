@@ -1,9 +1,11 @@
 import { DynamicModule, Global, Module, OnApplicationShutdown } from '@nestjs/common';
+import { APP_INTERCEPTOR } from '@nestjs/core';
 import { HealthRegistry } from '@th/platform';
 import { AuditPublisher } from './audit.publisher';
 import { EventBus } from './bus';
 import { InProcessBus } from './in-process.bus';
 import { KafkaBus, type KafkaBusOptions } from './kafka.bus';
+import { TrackedOperationInterceptor } from './tracked-operation';
 
 class BusShutdown implements OnApplicationShutdown {
   constructor(private readonly bus: EventBus) {}
@@ -12,7 +14,10 @@ class BusShutdown implements OnApplicationShutdown {
   }
 }
 
-/** Provides the EventBus: Kafka when brokers are configured, the in-process bus otherwise. */
+/**
+ * Provides the EventBus: Kafka when brokers are configured, the in-process bus otherwise; the
+ * AuditPublisher; and the global TrackedOperationInterceptor (Failure events of @TrackedOperation routes).
+ */
 @Global()
 @Module({})
 export class BusModule {
@@ -24,6 +29,8 @@ export class BusModule {
       providers: [
         { provide: EventBus, useValue: bus },
         { provide: AuditPublisher, useValue: new AuditPublisher(bus, opts.service ?? 'standalone') },
+        // Every app joins the bus through this module, so every app records failed tracked operations.
+        { provide: APP_INTERCEPTOR, useClass: TrackedOperationInterceptor },
         {
           provide: BusShutdown,
           inject: [HealthRegistry],

@@ -4,3 +4,4 @@ export * from './kafka.bus';
 export * from './bus.module';
 export * from './bus-service';
 export * from './audit.publisher';
+export * from './tracked-operation';

@@ -20,6 +20,7 @@ import {
   type Identity,
 } from '@th/contracts';
 import { CurrentIdentity } from '@th/auth';
+import { TrackedOperation } from '@th/bus';
 import { ValidationFailed, parseOrThrow, type RawBodyRequest } from '@th/platform';
 import { ExamplesService } from './examples.service';
 import { MultipartError, multipartBoundary, parseMultipart } from './multipart';
@@ -29,6 +30,7 @@ export class ExamplesController {
   constructor(private readonly examples: ExamplesService) {}
 
   @Post()
+  @TrackedOperation('create_example')
   @HttpCode(200)
   create(@CurrentIdentity() identity: Identity, @Body() body: unknown): Promise<Example> {
     const e = parseOrThrow(exampleCreateWithDatasetSchema, body, ['body']);
@@ -36,12 +38,14 @@ export class ExamplesController {
   }
 
   @Post('bulk')
+  @TrackedOperation('create_examples')
   @HttpCode(200)
   createBulk(@CurrentIdentity() identity: Identity, @Body() body: unknown): Promise<Example[]> {
     return this.examples.createForDatasets(identity, parseOrThrow(exampleCreateManySchema, body, ['body']));
   }
 
   @Patch('bulk')
+  @TrackedOperation('update_examples')
   updateBulk(@CurrentIdentity() identity: Identity, @Body() body: unknown): Promise<Example[]> {
     return this.examples.updateMany(identity, parseOrThrow(exampleUpdateManySchema, body, ['body']));
   }
@@ -52,6 +56,7 @@ export class ExamplesController {
   }
 
   @Delete()
+  @TrackedOperation('delete_examples')
   async deleteMany(@CurrentIdentity() identity: Identity, @Query() query: unknown): Promise<Record<string, never>> {
     await this.examples.deleteMany(identity, parseOrThrow(exampleDeleteManyQuerySchema, query, ['query']).example_ids);
     return {};
@@ -64,12 +69,14 @@ export class ExamplesController {
   }
 
   @Patch(':example_id')
+  @TrackedOperation('update_example', { resourceType: 'example', resourceParam: 'example_id' })
   update(@CurrentIdentity() identity: Identity, @Param() params: unknown, @Body() body: unknown): Promise<Example> {
     const { example_id } = parseOrThrow(exampleIdParamSchema, params, ['path']);
     return this.examples.updateOne(identity, example_id, parseOrThrow(exampleUpdateSchema, body ?? {}, ['body']));
   }
 
   @Delete(':example_id')
+  @TrackedOperation('delete_example', { resourceType: 'example', resourceParam: 'example_id' })
   async delete(@CurrentIdentity() identity: Identity, @Param() params: unknown): Promise<Record<string, never>> {
     await this.examples.deleteOne(identity, parseOrThrow(exampleIdParamSchema, params, ['path']).example_id);
     return {};
@@ -118,6 +125,7 @@ export class PlatformExamplesController {
   constructor(private readonly examples: ExamplesService) {}
 
   @Post(':dataset_id/examples')
+  @TrackedOperation('create_examples', { resourceType: 'dataset', resourceParam: 'dataset_id' })
   @HttpCode(201)
   async create(@CurrentIdentity() identity: Identity, @Param() params: unknown, @Req() req: RawBodyRequest): Promise<ExampleBulkResult> {
     const { dataset_id } = parseOrThrow(datasetIdParamSchema, params, ['path']);
@@ -128,6 +136,7 @@ export class PlatformExamplesController {
   }
 
   @Patch(':dataset_id/examples')
+  @TrackedOperation('update_examples')
   async update(@CurrentIdentity() identity: Identity, @Param() params: unknown, @Req() req: RawBodyRequest): Promise<ExampleBulkResult> {
     const { dataset_id } = parseOrThrow(datasetIdParamSchema, params, ['path']);
     const parsed = examplesFromMultipart(req.headers['content-type'], req.rawBody);
@@ -138,6 +147,7 @@ export class PlatformExamplesController {
 
   /** The SDK's updateDatasetSplits: `dataset_split` array_add / array_remove on many examples. */
   @Patch(':dataset_id/examples/metadata')
+  @TrackedOperation('update_dataset_splits', { resourceType: 'dataset', resourceParam: 'dataset_id' })
   async metadata(@CurrentIdentity() identity: Identity, @Param() params: unknown, @Body() body: unknown): Promise<{ example_ids: string[] }> {
     const { dataset_id } = parseOrThrow(datasetIdParamSchema, params, ['path']);
     const b = parseOrThrow(exampleMetadataPatchSchema, body, ['body']);
@@ -148,6 +158,7 @@ export class PlatformExamplesController {
   }
 
   @Post('examples/delete')
+  @TrackedOperation('delete_examples')
   async delete(@CurrentIdentity() identity: Identity, @Body() body: unknown): Promise<Record<string, never>> {
     const b = parseOrThrow(exampleDeleteManyBodySchema, body, ['body']);
     await this.examples.deleteMany(identity, b.example_ids, b.hard_delete ?? false);

@@ -12,6 +12,7 @@ import {
   type Identity,
 } from '@th/contracts';
 import { CurrentIdentity } from '@th/auth';
+import { TrackedOperation } from '@th/bus';
 import { parseOrThrow } from '@th/platform';
 import { DestinationsService } from './destinations/destinations.service';
 import { BulkExportsService } from './jobs/bulk-exports.service';
@@ -24,28 +25,33 @@ export class BulkExportsController {
   ) {}
 
   @Post('destinations')
+  @TrackedOperation('create_bulk_export_destination')
   @HttpCode(200)
   createDestination(@CurrentIdentity() identity: Identity, @Body() body: unknown): Promise<ExportDestination> {
     return this.destinations.create(identity, parseOrThrow(exportDestinationCreateSchema, body, ['body']));
   }
 
   @Get('destinations')
+  @TrackedOperation('read_bulk_export_destination')
   listDestinations(@CurrentIdentity() identity: Identity, @Query() query: unknown): Promise<ExportDestination[]> {
     return this.destinations.list(identity, parseOrThrow(bulkExportListQuerySchema, query, ['query']));
   }
 
   @Get('destinations/:destination_id')
+  @TrackedOperation('read_bulk_export_destination', { resourceType: 'bulk_export_destination', resourceParam: 'destination_id' })
   getDestination(@CurrentIdentity() identity: Identity, @Param() params: unknown): Promise<ExportDestination> {
     return this.destinations.get(identity, parseOrThrow(exportDestinationIdParamSchema, params, ['path']).destination_id);
   }
 
   @Patch('destinations/:destination_id')
+  @TrackedOperation('update_bulk_export_destination', { resourceType: 'bulk_export_destination', resourceParam: 'destination_id' })
   updateDestination(@CurrentIdentity() identity: Identity, @Param() params: unknown, @Body() body: unknown): Promise<ExportDestination> {
     const { destination_id } = parseOrThrow(exportDestinationIdParamSchema, params, ['path']);
     return this.destinations.update(identity, destination_id, parseOrThrow(exportDestinationUpdateSchema, body ?? {}, ['body']));
   }
 
   @Post()
+  @TrackedOperation('create_bulk_export')
   @HttpCode(200)
   create(@CurrentIdentity() identity: Identity, @Body() body: unknown): Promise<BulkExport> {
     return this.exports.create(identity, parseOrThrow(bulkExportCreateSchema, body, ['body']));
@@ -63,6 +69,7 @@ export class BulkExportsController {
 
   /** Cancel: `{"status": "CANCELLED"}`. */
   @Patch(':export_id')
+  @TrackedOperation('cancel_bulk_export', { resourceType: 'bulk_export', resourceParam: 'export_id' })
   update(@CurrentIdentity() identity: Identity, @Param() params: unknown, @Body() body: unknown): Promise<BulkExport> {
     const { export_id } = parseOrThrow(bulkExportIdParamSchema, params, ['path']);
     parseOrThrow(bulkExportUpdateSchema, body ?? {}, ['body']);
@@ -70,6 +77,7 @@ export class BulkExportsController {
   }
 
   @Post(':export_id/cancel')
+  @TrackedOperation('cancel_bulk_export', { resourceType: 'bulk_export', resourceParam: 'export_id' })
   @HttpCode(200)
   cancel(@CurrentIdentity() identity: Identity, @Param() params: unknown): Promise<BulkExport> {
     return this.exports.cancel(identity, parseOrThrow(bulkExportIdParamSchema, params, ['path']).export_id);

@@ -9,6 +9,7 @@ import {
   type Identity,
 } from '@th/contracts';
 import { CurrentIdentity } from '@th/auth';
+import { TrackedOperation } from '@th/bus';
 import { parseOrThrow } from '@th/platform';
 import { ExperimentCompareService } from './experiment-compare.service';
 import { ExperimentUploadService } from './experiment-upload.service';
@@ -21,6 +22,7 @@ export class ExperimentsController {
   ) {}
 
   @Post('upload-experiment')
+  @TrackedOperation('create_experiment_via_upload')
   @HttpCode(200)
   upload(@CurrentIdentity() identity: Identity, @Body() body: unknown): Promise<ExperimentUploadResponse> {
     return this.uploads.upload(identity, parseOrThrow(experimentUploadRequestSchema, body, ['body']));

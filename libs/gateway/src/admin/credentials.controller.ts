@@ -2,6 +2,7 @@ import { Body, Controller, Delete, Get, HttpCode, Param, Post, Req } from '@nest
 import type { Request } from 'express';
 import { apiKeyCreateSchema, idParamSchema, loginRequestSchema, type ApiKeyCreated, type ApiKeyInfo, type Identity, type LoginResponse } from '@th/contracts';
 import { CurrentIdentity, OrganizationScope, Public } from '@th/auth';
+import { TrackedOperation } from '@th/bus';
 import { parseOrThrow } from '@th/platform';
 import { AdminAudit } from './admin-audit';
 import { AdminService } from './admin.service';
@@ -23,6 +24,7 @@ export class ApiKeysController {
   }
 
   @Post()
+  @TrackedOperation('create_api_key')
   @HttpCode(200)
   create(@CurrentIdentity() identity: Identity, @Body() body: unknown, @Req() req: Request): Promise<ApiKeyCreated> {
     return this.audit.run('create_api_key', identity, req, () => this.admin.createKey(identity, 'api_key', parseOrThrow(apiKeyCreateSchema, body ?? {}, ['body'])), created);
@@ -36,6 +38,7 @@ export class ApiKeysController {
   }
 
   @Post('current')
+  @TrackedOperation('create_personal_access_token')
   @HttpCode(200)
   @OrganizationScope()
   createPersonal(@CurrentIdentity() identity: Identity, @Body() body: unknown, @Req() req: Request): Promise<ApiKeyCreated> {
@@ -49,6 +52,7 @@ export class ApiKeysController {
   }
 
   @Delete('current/:id')
+  @TrackedOperation('delete_personal_access_token')
   @OrganizationScope()
   async deletePersonal(@CurrentIdentity() identity: Identity, @Param() params: Record<string, string>, @Req() req: Request): Promise<Record<string, never>> {
     await this.audit.run('delete_personal_access_token', identity, req, async () => {
@@ -59,6 +63,7 @@ export class ApiKeysController {
   }
 
   @Delete(':id')
+  @TrackedOperation('delete_api_key')
   async delete(@CurrentIdentity() identity: Identity, @Param() params: Record<string, string>, @Req() req: Request): Promise<Record<string, never>> {
     await this.audit.run('delete_api_key', identity, req, async () => {
       const { id } = parseOrThrow(idParamSchema, params, ['path']);
@@ -83,12 +88,14 @@ export class ServiceKeysController {
   }
 
   @Post()
+  @TrackedOperation('create_service_key')
   @HttpCode(200)
   create(@CurrentIdentity() identity: Identity, @Body() body: unknown, @Req() req: Request): Promise<ApiKeyCreated> {
     return this.audit.run('create_service_key', identity, req, () => this.admin.createKey(identity, 'service_key', parseOrThrow(apiKeyCreateSchema, body ?? {}, ['body'])), created);
   }
 
   @Delete(':id')
+  @TrackedOperation('delete_service_key')
   async delete(@CurrentIdentity() identity: Identity, @Param() params: Record<string, string>, @Req() req: Request): Promise<Record<string, never>> {
     await this.audit.run('delete_service_key', identity, req, async () => {
       const { id } = parseOrThrow(idParamSchema, params, ['path']);

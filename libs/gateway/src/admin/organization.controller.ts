@@ -20,6 +20,7 @@ import {
   type Workspace,
 } from '@th/contracts';
 import { CurrentIdentity, OrganizationScope } from '@th/auth';
+import { TrackedOperation } from '@th/bus';
 import { parseOrThrow } from '@th/platform';
 import { AdminAudit } from './admin-audit';
 import { AdminService } from './admin.service';
@@ -40,6 +41,7 @@ export class WorkspacesController {
   }
 
   @Post()
+  @TrackedOperation('create_workspace')
   @HttpCode(200)
   create(@CurrentIdentity() identity: Identity, @Body() body: unknown, @Req() req: Request): Promise<Workspace> {
     return this.audit.run(
@@ -52,6 +54,7 @@ export class WorkspacesController {
   }
 
   @Patch(':id')
+  @TrackedOperation('update_workspace')
   update(@CurrentIdentity() identity: Identity, @Param() params: Record<string, string>, @Body() body: unknown, @Req() req: Request): Promise<Workspace> {
     return this.audit.run(
       'update_workspace',
@@ -67,6 +70,7 @@ export class WorkspacesController {
   }
 
   @Delete(':id')
+  @TrackedOperation('delete_workspace')
   async delete(@CurrentIdentity() identity: Identity, @Param() params: Record<string, string>, @Req() req: Request): Promise<Record<string, never>> {
     await this.audit.run('delete_workspace', identity, req, () => this.admin.deleteWorkspace(identity, parseOrThrow(idParamSchema, params, ['path']).id), undefined, resource('workspace', params.id));
     return {};
@@ -88,6 +92,7 @@ export class OrgMembersController {
   }
 
   @Patch()
+  @TrackedOperation('update_organization_info')
   updateOrganization(@CurrentIdentity() identity: Identity, @Body() body: unknown, @Req() req: Request): Promise<Organization> {
     return this.audit.run(
       'update_organization_info',
@@ -104,6 +109,7 @@ export class OrgMembersController {
   }
 
   @Post('members')
+  @TrackedOperation('invite_user_to_org')
   @HttpCode(200)
   invite(@CurrentIdentity() identity: Identity, @Body() body: unknown, @Req() req: Request): Promise<PendingMember> {
     return this.audit.run(
@@ -116,6 +122,7 @@ export class OrgMembersController {
   }
 
   @Post('members/basic')
+  @TrackedOperation('add_basic_auth_users_to_org')
   @HttpCode(200)
   addBasic(@CurrentIdentity() identity: Identity, @Body() body: unknown, @Req() req: Request): Promise<OrgMember[]> {
     return this.audit.run(
@@ -128,6 +135,7 @@ export class OrgMembersController {
   }
 
   @Delete('members/pending/:id')
+  @TrackedOperation('delete_org_pending_member')
   async deletePending(@CurrentIdentity() identity: Identity, @Param() params: Record<string, string>, @Req() req: Request): Promise<Record<string, never>> {
     await this.audit.run(
       'delete_org_pending_member',
@@ -141,6 +149,7 @@ export class OrgMembersController {
   }
 
   @Patch('members/:user_id')
+  @TrackedOperation('update_org_member')
   update(@CurrentIdentity() identity: Identity, @Param() params: Record<string, string>, @Body() body: unknown, @Req() req: Request): Promise<OrgMember> {
     return this.audit.run(
       'update_org_member',
@@ -156,6 +165,7 @@ export class OrgMembersController {
   }
 
   @Delete('members/:user_id')
+  @TrackedOperation('delete_org_member')
   async delete(@CurrentIdentity() identity: Identity, @Param() params: Record<string, string>, @Req() req: Request): Promise<Record<string, never>> {
     await this.audit.run(
       'delete_org_member',
@@ -174,6 +184,7 @@ export class OrgMembersController {
   }
 
   @Post('roles')
+  @TrackedOperation('create_role')
   @HttpCode(200)
   createRole(@CurrentIdentity() identity: Identity, @Body() body: unknown, @Req() req: Request): Promise<Role> {
     return this.audit.run(
@@ -186,6 +197,7 @@ export class OrgMembersController {
   }
 
   @Patch('roles/:id')
+  @TrackedOperation('update_role')
   updateRole(@CurrentIdentity() identity: Identity, @Param() params: Record<string, string>, @Body() body: unknown, @Req() req: Request): Promise<Role> {
     return this.audit.run(
       'update_role',
@@ -201,6 +213,7 @@ export class OrgMembersController {
   }
 
   @Delete('roles/:id')
+  @TrackedOperation('delete_role')
   async deleteRole(@CurrentIdentity() identity: Identity, @Param() params: Record<string, string>, @Req() req: Request): Promise<Record<string, never>> {
     await this.audit.run('delete_role', identity, req, () => this.admin.deleteRole(identity, parseOrThrow(idParamSchema, params, ['path']).id), undefined, resource('role', params.id));
     return {};

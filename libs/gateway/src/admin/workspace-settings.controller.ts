@@ -15,6 +15,7 @@ import {
   type WorkspaceSecretKey,
 } from '@th/contracts';
 import { CurrentIdentity, OrganizationScope } from '@th/auth';
+import { TrackedOperation } from '@th/bus';
 import { parseOrThrow } from '@th/platform';
 import { AdminAudit } from './admin-audit';
 import { AdminService } from './admin.service';
@@ -37,6 +38,7 @@ export class CurrentWorkspaceController {
   }
 
   @Post('members')
+  @TrackedOperation('add_member_to_workspace')
   @HttpCode(200)
   addMember(@CurrentIdentity() identity: Identity, @Body() body: unknown, @Req() req: Request): Promise<WorkspaceMember> {
     return this.audit.run(
@@ -49,6 +51,7 @@ export class CurrentWorkspaceController {
   }
 
   @Patch('members/:user_id')
+  @TrackedOperation('update_workspace_member')
   updateMember(@CurrentIdentity() identity: Identity, @Param() params: Record<string, string>, @Body() body: unknown, @Req() req: Request): Promise<WorkspaceMember> {
     return this.audit.run(
       'update_workspace_member',
@@ -64,6 +67,7 @@ export class CurrentWorkspaceController {
   }
 
   @Delete('members/:user_id')
+  @TrackedOperation('delete_workspace_member')
   async deleteMember(@CurrentIdentity() identity: Identity, @Param() params: Record<string, string>, @Req() req: Request): Promise<Record<string, never>> {
     await this.audit.run(
       'delete_workspace_member',
@@ -82,6 +86,7 @@ export class CurrentWorkspaceController {
   }
 
   @Post('secrets')
+  @TrackedOperation('update_workspace_secrets')
   @HttpCode(200)
   updateSecrets(@CurrentIdentity() identity: Identity, @Body() body: unknown, @Req() req: Request): Promise<WorkspaceSecretKey[]> {
     return this.audit.run(
@@ -100,6 +105,7 @@ export class CurrentWorkspaceController {
   }
 
   @Put('ttl-settings')
+  @TrackedOperation('update_ttl_settings')
   updateTtl(@CurrentIdentity() identity: Identity, @Body() body: unknown, @Req() req: Request): Promise<TtlSettings> {
     return this.audit.run(
       'update_ttl_settings',
@@ -127,6 +133,7 @@ export class UsageLimitsController {
   }
 
   @Put()
+  @TrackedOperation('update_usage_limit')
   upsert(@CurrentIdentity() identity: Identity, @Body() body: unknown, @Req() req: Request): Promise<UsageLimit> {
     return this.audit.run(
       'update_usage_limit',
@@ -138,6 +145,7 @@ export class UsageLimitsController {
   }
 
   @Delete(':id')
+  @TrackedOperation('delete_usage_limit')
   async delete(@CurrentIdentity() identity: Identity, @Param() params: Record<string, string>, @Req() req: Request): Promise<Record<string, never>> {
     await this.audit.run('delete_usage_limit', identity, req, () => this.admin.deleteUsageLimit(identity, parseOrThrow(idParamSchema, params, ['path']).id), undefined, [
       ...resource('usage_limit', params.id),

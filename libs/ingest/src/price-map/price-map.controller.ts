@@ -7,6 +7,7 @@ import {
   type ModelPriceMap,
 } from '@th/contracts';
 import { CurrentIdentity } from '@th/auth';
+import { TrackedOperation } from '@th/bus';
 import { parseOrThrow } from '@th/platform';
 import { PriceMapService } from './price-map.service';
 
@@ -20,23 +21,27 @@ export class PriceMapController {
   }
 
   @Post()
+  @TrackedOperation('create_model_price_map')
   @HttpCode(200)
   create(@CurrentIdentity() identity: Identity, @Body() body: unknown): Promise<ModelPriceMap> {
     return this.prices.create(identity, parseOrThrow(modelPriceMapCreateSchema, body, ['body']));
   }
 
   @Put(':id')
+  @TrackedOperation('update_model_price_map', { resourceType: 'model_price_map', resourceParam: 'id' })
   put(@CurrentIdentity() identity: Identity, @Param() params: unknown, @Body() body: unknown): Promise<ModelPriceMap> {
     return this.update(identity, params, body);
   }
 
   @Patch(':id')
+  @TrackedOperation('update_model_price_map', { resourceType: 'model_price_map', resourceParam: 'id' })
   update(@CurrentIdentity() identity: Identity, @Param() params: unknown, @Body() body: unknown): Promise<ModelPriceMap> {
     const { id } = parseOrThrow(modelPriceMapIdParamSchema, params, ['path']);
     return this.prices.update(identity, id, parseOrThrow(modelPriceMapUpdateSchema, body ?? {}, ['body']));
   }
 
   @Delete(':id')
+  @TrackedOperation('delete_model_price_map', { resourceType: 'model_price_map', resourceParam: 'id' })
   @HttpCode(200)
   async delete(@CurrentIdentity() identity: Identity, @Param() params: unknown): Promise<Record<string, never>> {
     const { id } = parseOrThrow(modelPriceMapIdParamSchema, params, ['path']);

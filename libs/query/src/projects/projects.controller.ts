@@ -12,6 +12,7 @@ import {
   type ProjectResolveResponse,
 } from '@th/contracts';
 import { CurrentIdentity } from '@th/auth';
+import { TrackedOperation } from '@th/bus';
 import { parseOrThrow } from '@th/platform';
 import { ProjectsService } from './projects.service';
 
@@ -39,6 +40,7 @@ export class ProjectsController {
   }
 
   @Patch(':session_id')
+  @TrackedOperation('update_tracer_session', { resourceType: 'tracer_session', resourceParam: 'session_id' })
   update(@CurrentIdentity() identity: Identity, @Param() params: unknown, @Body() body: unknown): Promise<Project> {
     const { session_id } = parseOrThrow(projectIdParamSchema, params, ['path']);
     return this.projects.update(identity, session_id, parseOrThrow(projectUpdateSchema, body ?? {}, ['body']));
@@ -46,6 +48,7 @@ export class ProjectsController {
 
   @Delete(':session_id')
   @HttpCode(202)
+  @TrackedOperation('delete_tracer_session', { resourceType: 'tracer_session', resourceParam: 'session_id' })
   async delete(@CurrentIdentity() identity: Identity, @Param() params: unknown): Promise<Record<string, never>> {
     const { session_id } = parseOrThrow(projectIdParamSchema, params, ['path']);
     await this.projects.delete(identity, session_id);

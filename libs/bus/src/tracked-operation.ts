@@ -1,0 +1,88 @@
+import { Injectable, SetMetadata, type CallHandler, type ExecutionContext, type NestInterceptor } from '@nestjs/common';
+import { Reflector } from '@nestjs/core';
+import type { Request } from 'express';
+import { Observable } from 'rxjs';
+import type { AuditOperation, Identity } from '@th/contracts';
+import { auditRequestContext, type AuditRequestContext } from './audit-context';
+import { AuditPublisher } from './audit.publisher';
+
+export const TRACKED_OPERATION = 'th:tracked-operation';
+
+export interface TrackedOperationOptions {
+  /** Type of the resource named by `resourceParam` (e.g. `tracer_session`). */
+  resourceType?: string;
+  /** Route parameter holding the affected resource's id (e.g. `id`). */
+  resourceParam?: string;
+}
+
+export interface TrackedOperationMeta extends TrackedOperationOptions {
+  operation: AuditOperation;
+}
+
+/**
+ * Marks a route as one of the spec's tracked operations. The handler keeps recording its outcome
+ * through `audit.track`; TrackedOperationInterceptor records a Failure when the handler throws before
+ * (or outside) its own `audit.track` did, e.g. when the body fails validation.
+ */
+export const TrackedOperation = (operation: AuditOperation, opts: TrackedOperationOptions = {}) =>
+  SetMetadata(TRACKED_OPERATION, { operation, ...opts } satisfies TrackedOperationMeta);
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/**
+ * Global interceptor (registered by BusModule, so every app that joins the bus has it): for a route
+ * marked @TrackedOperation, a handler that throws without having recorded an outcome itself is
+ * recorded as Failure with the error's message. Success stays with the handler's `audit.track`, so
+ * each attempt is recorded exactly once.
+ */
+@Injectable()
+export class TrackedOperationInterceptor implements NestInterceptor {
+  constructor(
+    private readonly reflector: Reflector,
+    private readonly audit: AuditPublisher,
+  ) {}
+
+  intercept(context: ExecutionContext, next: CallHandler): Observable<unknown> {
+    if (context.getType() !== 'http') return next.handle();
+    const meta = this.reflector.getAllAndOverride<TrackedOperationMeta | undefined>(TRACKED_OPERATION, [context.getHandler(), context.getClass()]);
+    if (!meta) return next.handle();
+    const req = context.switchToHttp().getRequest<Request & { identity?: Identity }>();
+    const store: AuditRequestContext = { recorded: new Set() };
+    return new Observable((subscriber) => {
+      let inner: { unsubscribe(): void } | undefined;
+      auditRequestContext.run(store, () => {
+        inner = next.handle().subscribe({
+          next: (v) => subscriber.next(v),
+          complete: () => subscriber.complete(),
+          error: (err: unknown) => {
+            if (store.recorded.size > 0) {
+              subscriber.error(err);
+              return;
+            }
+            this.recordFailure(meta, req, err).then(
+              () => subscriber.error(err),
+              // The attempt failed anyway; an unrecordable audit event must not hide the original error.
+              () => subscriber.error(err),
+            );
+          },
+        });
+      });
+      return () => inner?.unsubscribe();
+    });
+  }
+
+  private recordFailure(meta: TrackedOperationMeta, req: Request & { identity?: Identity }, err: unknown): Promise<void> {
+    const identity = req.identity ?? null;
+    const param = meta.resourceParam ? req.params?.[meta.resourceParam] : undefined;
+    const resources = meta.resourceType && typeof param === 'string' && UUID.test(param) ? [{ type: meta.resourceType, id: param }] : [];
+    return this.audit.record({
+      operation: meta.operation,
+      identity,
+      ...(identity ? { workspace_id: identity.tenant_id || null } : {}),
+      resources,
+      status: 'Failure',
+      error: err instanceof Error ? err.message : String(err),
+      request: { method: req.method, path: (req.originalUrl ?? req.url).split('?')[0], ip: req.ip ?? null, user_agent: req.headers['user-agent'] ?? null },
+    });
+  }
+}
