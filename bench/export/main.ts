@@ -109,7 +109,7 @@ async function main(): Promise<void> {
       credentials_enc: cipher.encrypt({ access_key_id: s3.accessKeyId, secret_access_key: s3.secretAccessKey }),
       credentials_keys: ['access_key_id', 'secret_access_key'],
     });
-    const runner = new ExportRunner(ch, repo, cipher, null, { chunkRows: CHUNK, rowsPerFile: ROWS_PER_FILE, rowGroupRows: ROW_GROUP, leaseMs: 600_000, compression: COMPRESSION });
+    const runner = new ExportRunner(ch, repo, cipher, { chunkRows: CHUNK, rowsPerFile: ROWS_PER_FILE, rowGroupRows: ROW_GROUP, leaseMs: 600_000, compression: COMPRESSION });
     const endUs = T0_US + 3n * DAY_US;
 
     const ceiling = async (round_: number) => {

@@ -7,7 +7,7 @@ import { BusModule, kafkaOptionsFromConfig } from '@th/bus';
 import { ClickHouse, ClickHouseModule } from '@th/clickhouse';
 import { bool, clickhouseConfigShape, commonConfigShape, internalAuthShape, kafkaConfigShape, loadConfig, port, secret } from '@th/config';
 import { openServiceDataSource } from '@th/database';
-import { EXPORTS_ENTITIES, EXPORTS_MIGRATIONS, EXPORTS_SCHEMA, ExportWorkerModule, HttpExportRunFilter } from '@th/export-worker';
+import { EXPORTS_ENTITIES, EXPORTS_MIGRATIONS, EXPORTS_SCHEMA, ExportWorkerModule } from '@th/export-worker';
 import { HealthModule, createHttpApp, listen, runUntilSignal } from '@th/platform';
 
 const configSchema = z.object({
@@ -18,8 +18,6 @@ const configSchema = z.object({
   PORT: port(8084),
   HOST: z.string().default('0.0.0.0'),
   DATABASE_URL: secret(z.string().url()),
-  /** Where export filters are evaluated (the run query's filter language belongs to the query service). */
-  QUERY_URL: z.string().url(),
   /** AES-GCM key of stored destination credentials: every export-worker replica needs the same value. */
   EXPORT_ENCRYPTION_KEY: secret(z.string().min(16)),
   /** Run exports in this process (false: API only). */
@@ -50,7 +48,6 @@ runUntilSignal('export-worker', async () => {
         chunkRows: config.EXPORT_CHUNK_ROWS,
         rowsPerFile: config.EXPORT_ROWS_PER_FILE,
         retryDelayMs: config.EXPORT_RETRY_DELAY_MS,
-        filter: new HttpExportRunFilter(config.QUERY_URL, config.INTERNAL_SIGNING_KEY),
       }),
     ],
     providers: [

@@ -7,17 +7,10 @@ import { ExportsRepository } from './exports.repository';
 import { BulkExportsService } from './jobs/bulk-exports.service';
 import { ExportRunner } from './jobs/export-runner';
 import { ExportWorkerService } from './jobs/export-worker.service';
-import { ExportRunFilter } from './jobs/run-filter';
 import { CredentialsCipher } from './storage/credentials-cipher';
 
 export type ExportWorkerModuleOptions = Pick<ExportWorkerOptions, 'dataSource' | 'encryptionKey'> &
-  Partial<Omit<ExportWorkerOptions, 'dataSource' | 'encryptionKey'>> & {
-    /**
-     * The run query's filter language (the query service owns it). When omitted, an ExportRunFilter provided
-     * by the host (a global module) is used; with neither, exports with a filter are refused.
-     */
-    filter?: ExportRunFilter;
-  };
+  Partial<Omit<ExportWorkerOptions, 'dataSource' | 'encryptionKey'>>;
 
 /**
  * The export-worker service: bulk-export destinations and jobs over HTTP, and the worker role that
@@ -27,7 +20,6 @@ export type ExportWorkerModuleOptions = Pick<ExportWorkerOptions, 'dataSource' |
 export class ExportWorkerModule {
   static forRoot(options: ExportWorkerModuleOptions): DynamicModule {
     const opts: ExportWorkerOptions = { worker: true, ...EXPORT_DEFAULTS, ...stripUndefined(options), dataSource: options.dataSource, encryptionKey: options.encryptionKey };
-    const filter = options.filter ?? null;
     return {
       module: ExportWorkerModule,
       controllers: [BulkExportsController],
@@ -35,12 +27,11 @@ export class ExportWorkerModule {
         { provide: EXPORT_WORKER_OPTIONS, useValue: opts },
         { provide: ExportsRepository, useFactory: () => new ExportsRepository(opts.dataSource) },
         { provide: CredentialsCipher, useFactory: () => new CredentialsCipher(opts.encryptionKey) },
-        ...(filter ? [{ provide: ExportRunFilter, useValue: filter }] : []),
         {
           provide: ExportRunner,
-          inject: [ClickHouse, ExportsRepository, CredentialsCipher, { token: ExportRunFilter, optional: true }],
-          useFactory: (ch: ClickHouse, repo: ExportsRepository, cipher: CredentialsCipher, hostFilter: ExportRunFilter | undefined) =>
-            new ExportRunner(ch, repo, cipher, hostFilter ?? null, {
+          inject: [ClickHouse, ExportsRepository, CredentialsCipher],
+          useFactory: (ch: ClickHouse, repo: ExportsRepository, cipher: CredentialsCipher) =>
+            new ExportRunner(ch, repo, cipher, {
               chunkRows: opts.chunkRows,
               rowsPerFile: opts.rowsPerFile,
               rowGroupRows: opts.rowGroupRows,

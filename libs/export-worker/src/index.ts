@@ -1,7 +1,6 @@
 export * from './export-worker.module';
 export * from './export-worker.options';
-export { ExportRunFilter } from './jobs/run-filter';
-export { HttpExportRunFilter } from './jobs/http-run-filter';
+export { compileExportFilter } from './jobs/run-filter';
 export { ExportWorkerService } from './jobs/export-worker.service';
 export { ExportRunner, ExportInterrupted, type ExportRunnerOptions } from './jobs/export-runner';
 export { ExportsRepository, type JobRow, type DestinationRow } from './exports.repository';

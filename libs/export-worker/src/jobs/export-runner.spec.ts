@@ -113,7 +113,7 @@ describe('export runner: resumption, leases and exactly-once output', () => {
     return job;
   };
   const opts: ExportRunnerOptions = { chunkRows: 100, rowsPerFile: 250, rowGroupRows: 64, leaseMs: 1_000, compression: 'SNAPPY' };
-  const runner = (r: ExportsRepository = repo) => new ExportRunner(ch, r, cipher, null, opts);
+  const runner = (r: ExportsRepository = repo) => new ExportRunner(ch, r, cipher, opts);
 
   /** What the bucket holds for an export, read with ClickHouse's Parquet reader. */
   const exported = async (exportId: string) => {

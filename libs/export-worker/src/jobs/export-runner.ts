@@ -6,7 +6,7 @@ import type { ExportsRepository, JobRow } from '../exports.repository';
 import type { CredentialsCipher } from '../storage/credentials-cipher';
 import { objectStoreFor, type ObjectStore } from '../storage/object-store';
 import { FIELD_SQL, exportFieldsOf, parquetSchemaFor, toParquetRow, type ParquetCompression } from '../writer/run-parquet';
-import type { ExportRunFilter } from './run-filter';
+import { compileExportFilter } from './run-filter';
 
 export interface ExportRunnerOptions {
   /** Rows read from ClickHouse per query: bounds the worker's memory whatever the export's size. */
@@ -43,7 +43,6 @@ export class ExportRunner {
     private readonly ch: ClickHouse,
     private readonly repo: ExportsRepository,
     private readonly cipher: CredentialsCipher,
-    private readonly filter: ExportRunFilter | null,
     private readonly opts: ExportRunnerOptions,
   ) {}
 
@@ -134,9 +133,10 @@ export class ExportRunner {
   }
 
   /**
-   * The next rows after the cursor, newest version only (FINAL, tombstones dropped), in sorting-key order.
-   * `last` is the key of the last row read before the filter, so the scan advances past non-matching rows;
-   * `done` when the window holds nothing further.
+   * The next rows after the cursor, newest version only (FINAL, tombstones dropped), in sorting-key order,
+   * that match the export's filter. The filter is compiled into the query (the same compiler as POST
+   * /runs/query) and applied to the newest version, outside the FINAL subquery. `last` is the key of the
+   * last row returned; `done` when the window holds nothing further.
    */
   private async readChunk(
     job: JobRow,
@@ -144,6 +144,7 @@ export class ExportRunner {
     cursor: { t_us: string; id: string },
   ): Promise<{ rows: ChunkRow[]; last: { t_us: string; id: string } | null; done: boolean }> {
     const cols = fields.map((f) => `${FIELD_SQL[f]} AS f_${f}`).join(', ');
+    const filter = job.filter ? compileExportFilter(job.filter) : null;
     const raw = await this.ch.query<Record<string, unknown>>(
       `SELECT ${cols}, toString(toUnixTimestamp64Micro(start_time)) AS _t_us, toString(id) AS _id, toString(toDate(start_time)) AS _day
        FROM (
@@ -152,10 +153,11 @@ export class ExportRunner {
            AND start_time >= fromUnixTimestamp64Micro({start:Int64}, 'UTC') AND start_time < fromUnixTimestamp64Micro({end:Int64}, 'UTC')
            AND (start_time, id) > (fromUnixTimestamp64Micro({cur_t:Int64}, 'UTC'), {cur_id:UUID})
        )
-       WHERE is_deleted = 0
+       WHERE is_deleted = 0${filter ? ` AND (${filter.sql})` : ''}
        ORDER BY start_time, id
        LIMIT {n:UInt32}`,
       {
+        ...(filter?.params ?? {}),
         tenant: job.tenant_id,
         session: job.session_id,
         start: job.start_us,
@@ -168,13 +170,7 @@ export class ExportRunner {
     if (raw.length === 0) return { rows: [], last: null, done: true };
     const tail = raw[raw.length - 1];
     const last = { t_us: String(tail._t_us), id: String(tail._id) };
-    let keep = raw;
-    if (job.filter) {
-      if (!this.filter) throw new Error('This export worker has no run filter configured');
-      const matched = await this.filter.matching(job.identity, job.session_id, raw.map((r) => String(r._id)), job.filter);
-      keep = raw.filter((r) => matched.has(String(r._id)));
-    }
-    const rows = keep.map((r) => {
+    const rows = raw.map((r) => {
       const row: Record<string, unknown> = {};
       for (const f of fields) row[f] = r[`f_${f}`];
       return { row, t_us: String(r._t_us), id: String(r._id), day: String(r._day) };

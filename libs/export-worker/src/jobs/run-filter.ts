@@ -1,12 +1,19 @@
-import type { Identity } from '@th/contracts';
+import { ValidationFailed } from '@th/platform';
+import { compileFilter, FilterSyntaxError, type CompiledFilter } from '@th/run-filter';
+
+/** Parameter name prefix of an export filter's values in the chunk query (distinct from the chunk query's own names). */
+const FILTER_PARAM_PREFIX = 'xf_';
 
 /**
- * The run query's filter language, owned by the query service. The export worker asks it which runs
- * of a chunk match, so an export's filter means exactly what the same filter means in POST /runs/query.
+ * Compiles an export's filter (the run query's filter language, shared with POST /runs/query through
+ * @th/run-filter) into a boolean ClickHouse expression over `runs`. The caller binds `{tenant:UUID}`.
+ * An invalid expression is a 422 at `body.filter`.
  */
-export abstract class ExportRunFilter {
-  /** Rejects an invalid expression with a ValidationFailed (loc body.filter). */
-  abstract validate(identity: Identity, sessionId: string, filter: string): Promise<void>;
-  /** The ids among `ids` (runs of one project) that the filter matches. */
-  abstract matching(identity: Identity, sessionId: string, ids: string[], filter: string): Promise<Set<string>>;
+export function compileExportFilter(filter: string): CompiledFilter {
+  try {
+    return compileFilter(filter, { paramPrefix: FILTER_PARAM_PREFIX, tenantParam: 'tenant' });
+  } catch (err) {
+    if (err instanceof FilterSyntaxError) throw new ValidationFailed([{ loc: ['body', 'filter'], msg: err.message, type: 'value_error' }]);
+    throw err;
+  }
 }

@@ -8,7 +8,7 @@ import {
   type RunStatsQuery,
 } from '@th/contracts';
 import { DomainError, ErrorCode, ValidationFailed, notFound } from '@th/platform';
-import { compileFilter, FilterSyntaxError } from '../filter';
+import { compileFilter, FilterSyntaxError } from '@th/run-filter';
 import { RunsRepository, type Condition, type StoredRun } from './runs.repository';
 import { FeedbackStatsRepository } from './feedback-stats.repository';
 
