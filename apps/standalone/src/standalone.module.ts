@@ -1,12 +1,12 @@
 import { DynamicModule, Global, Module } from '@nestjs/common';
 import { APP_GUARD } from '@nestjs/core';
 import type { DataSource } from 'typeorm';
-import { runQuerySchema, type Identity, type ProjectResolveRequest, type ProjectResolveResponse } from '@th/contracts';
+import { type Identity, type ProjectResolveRequest, type ProjectResolveResponse } from '@th/contracts';
 import { AuthGuard, IDENTITY_RESOLVER } from '@th/auth';
 import { AuditModule, type AuditOptions } from '@th/audit';
 import { BusModule, type EventBus } from '@th/bus';
 import { ClickHouseModule, type ClickHouse } from '@th/clickhouse';
-import { ExportRunFilter, ExportWorkerModule, type ExportWorkerModuleOptions } from '@th/export-worker';
+import { ExportWorkerModule, type ExportWorkerModuleOptions } from '@th/export-worker';
 import { ControlPlaneModule, type ControlPlaneOptions } from '@th/control-plane';
 import { FeedbackModule, FeedbackQueryService } from '@th/feedback';
 import { DatasetsModule, ExperimentsModule } from '@th/datasets';
@@ -22,30 +22,6 @@ class LocalProjectDirectory extends ProjectDirectory {
   }
   resolve(identity: Identity, req: ProjectResolveRequest): Promise<ProjectResolveResponse> {
     return this.projects.resolve(identity, req);
-  }
-}
-
-/** In one process, the export worker evaluates export filters with the query module's run query. */
-class LocalExportRunFilter extends ExportRunFilter {
-  constructor(private readonly runs: RunsService) {
-    super();
-  }
-  async validate(identity: Identity, sessionId: string, filter: string): Promise<void> {
-    await this.runs.query(identity, runQuerySchema.parse({ session: [sessionId], filter, select: ['id'], limit: 1, order: 'asc' }));
-  }
-  async matching(identity: Identity, sessionId: string, ids: string[], filter: string): Promise<Set<string>> {
-    const out = new Set<string>();
-    for (let i = 0; i < ids.length; i += 1000) {
-      let cursor: string | null = null;
-      for (let pages = 0; pages < 100; pages++) {
-        const q = runQuerySchema.parse({ session: [sessionId], id: ids.slice(i, i + 1000), filter, select: ['id'], limit: 1000, order: 'asc', cursor });
-        const res = await this.runs.query(identity, q);
-        for (const r of res.runs) if (typeof r.id === 'string') out.add(r.id);
-        cursor = res.cursors.next;
-        if (!cursor) break;
-      }
-    }
-    return out;
   }
 }
 
@@ -81,9 +57,8 @@ export class StandaloneModule {
           inject: [ProjectsService],
           useFactory: (p: ProjectsService) => new CachedProjectDirectory(new LocalProjectDirectory(p), 10_000),
         },
-        { provide: ExportRunFilter, inject: [RunsService], useFactory: (r: RunsService) => new LocalExportRunFilter(r) },
       ],
-      exports: [ProjectDirectory, ExportRunFilter],
+      exports: [ProjectDirectory],
     })
     class WiringModule {}
 
