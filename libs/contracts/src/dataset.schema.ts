@@ -92,6 +92,17 @@ export type ExampleCreate = z.infer<typeof exampleCreateSchema>;
 export const exampleCreateWithDatasetSchema = exampleCreateSchema.extend({ dataset_id: uuid });
 export const exampleCreateManySchema = z.array(exampleCreateWithDatasetSchema).min(1).max(10_000);
 
+/**
+ * On an update: `retain` names the attachments kept, `rename` ({old: new}) the ones kept under a new name; the
+ * others are removed. Without attachments_operations every attachment is kept. New uploads are added (a new
+ * upload replaces a kept attachment of the same name).
+ */
+export const exampleAttachmentsOperationsSchema = z.object({
+  rename: z.record(z.string().min(1), z.string().min(1)).nullish(),
+  retain: z.array(z.string().min(1)).nullish(),
+});
+export type ExampleAttachmentsOperations = z.infer<typeof exampleAttachmentsOperationsSchema>;
+
 /** Fields absent or null are left unchanged; `split` replaces the example's splits. */
 export const exampleUpdateSchema = z.object({
   dataset_id: uuid.nullish(),
@@ -99,6 +110,7 @@ export const exampleUpdateSchema = z.object({
   outputs: jsonObject.nullish(),
   metadata: jsonObject.nullish(),
   split: z.union([z.string().min(1), z.array(z.string().min(1))]).nullish(),
+  attachments_operations: exampleAttachmentsOperationsSchema.nullish(),
 });
 export type ExampleUpdate = z.infer<typeof exampleUpdateSchema>;
 export const exampleUpdateWithIdSchema = exampleUpdateSchema.extend({ id: uuid });
@@ -106,6 +118,8 @@ export type ExampleUpdateWithId = z.infer<typeof exampleUpdateWithIdSchema>;
 export const exampleUpdateManySchema = z.array(exampleUpdateWithIdSchema).min(1).max(10_000);
 
 export const exampleIdParamSchema = z.object({ example_id: uuid });
+export const attachmentDownloadParamSchema = z.object({ attachment_id: uuid });
+export const attachmentDownloadQuerySchema = z.object({ expires: z.coerce.number().int(), signature: z.string().min(1).max(200) });
 export const exampleDeleteManyQuerySchema = z.object({ example_ids: queryArray(uuid) });
 export const exampleDeleteManyBodySchema = z.object({ example_ids: z.array(uuid).min(1), hard_delete: z.boolean().nullish() });
 
@@ -121,7 +135,7 @@ export const exampleListQuerySchema = z.object({
   limit: z.coerce.number().int().min(1).max(10_000).default(100),
   order: z.enum(['recent', 'oldest']).optional(),
   inline_s3_urls: queryBool.optional(),
-  /** The filter language over examples is not implemented: a request that uses it is refused (422), never answered unfiltered. */
+  /** LangSmith's filter language over the examples' metadata (eq, neq, gt, gte, lt, lte, has, exists, and, or, not). */
   filter: z.string().optional(),
 });
 export type ExampleListQuery = z.infer<typeof exampleListQuerySchema>;
@@ -138,6 +152,7 @@ export const exampleSchema = z.object({
   source_run_id: z.string().nullable(),
   created_at: z.string(),
   modified_at: z.string(),
+  /** `{"attachment.<name>": {presigned_url, mime_type}}`: signed, expiring download URLs (no API key needed). */
   attachment_urls: jsonObject.nullable(),
 });
 export type Example = z.infer<typeof exampleSchema>;

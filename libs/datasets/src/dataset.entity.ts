@@ -37,4 +37,6 @@ export class ExampleRowEntity {
   @Column('uuid', { nullable: true }) source_run_id!: string | null;
   @Column('timestamptz') created_at!: Date;
   @Column('timestamptz') modified_at!: Date;
+  /** {name: {blob_id, mime_type}} of this state's attachments; null when none. */
+  @Column('jsonb', { nullable: true }) attachments!: Record<string, { blob_id: string; mime_type: string }> | null;
 }

@@ -4,7 +4,7 @@ import { DataSource } from 'typeorm';
 import { DatasetsController, PublicDatasetsController } from './datasets.controller';
 import { DatasetsService } from './datasets.service';
 import { DatasetsStore } from './datasets.store';
-import { ExamplesController, PlatformExamplesController } from './examples.controller';
+import { AttachmentDownloadController, ExamplesController, PlatformExamplesController } from './examples.controller';
 import { ExamplesService } from './examples.service';
 import { ExampleSchemaValidator } from './schema-validator';
 
@@ -16,7 +16,7 @@ export class DatasetsModule {
   static forRoot(dataSource: DataSource): DynamicModule {
     return {
       module: DatasetsModule,
-      controllers: [DatasetsController, PublicDatasetsController, ExamplesController, PlatformExamplesController],
+      controllers: [DatasetsController, PublicDatasetsController, ExamplesController, PlatformExamplesController, AttachmentDownloadController],
       providers: [
         { provide: DATASETS_DATA_SOURCE, useValue: dataSource },
         { provide: DatasetsStore, useFactory: () => new DatasetsStore(dataSource) },

@@ -1,6 +1,7 @@
 import { DataSource, type EntityManager } from 'typeorm';
 import { toEpochMicros } from '@th/contracts';
 import { conflict, notFound } from '@th/platform';
+import type { AttachmentMap } from './attachments';
 
 export interface DatasetRow {
   id: string;
@@ -33,6 +34,8 @@ export interface ExampleRow {
   source_run_id: string | null;
   created_at: Date;
   modified_at: Date;
+  /** {name: {blob_id, mime_type}}; null or absent when the example has no attachments. */
+  attachments?: AttachmentMap | null;
 }
 
 export interface NewVersion {
@@ -40,7 +43,7 @@ export interface NewVersion {
   asOf: Date;
 }
 
-export const EXAMPLE_COLUMNS = 'e.id, e.dataset_id, e.tenant_id, e.inputs, e.outputs, e.metadata, e.splits, e.source_run_id, e.created_at, e.modified_at';
+export const EXAMPLE_COLUMNS = 'e.id, e.dataset_id, e.tenant_id, e.inputs, e.outputs, e.metadata, e.splits, e.source_run_id, e.created_at, e.modified_at, e.attachments';
 
 /** The SQL shared by the datasets and examples services: one place that knows the tables and the version rules. */
 export class DatasetsStore {
@@ -145,14 +148,16 @@ export class DatasetsStore {
         splits: r.splits,
         source_run_id: r.source_run_id,
         created_at: r.created_at.toISOString(),
+        attachments: r.attachments ?? null,
       }));
       try {
         await m.query(
-          `INSERT INTO "datasets"."examples" (id, dataset_id, tenant_id, valid_from, valid_to, inputs, outputs, metadata, splits, source_run_id, created_at, modified_at)
+          `INSERT INTO "datasets"."examples" (id, dataset_id, tenant_id, valid_from, valid_to, inputs, outputs, metadata, splits, source_run_id, created_at, modified_at, attachments)
            SELECT (x->>'id')::uuid, (x->>'dataset_id')::uuid, (x->>'tenant_id')::uuid, $2, NULL, x->'inputs',
                   CASE WHEN jsonb_typeof(x->'outputs') = 'object' THEN x->'outputs' END,
                   CASE WHEN jsonb_typeof(x->'metadata') = 'object' THEN x->'metadata' END,
-                  ARRAY(SELECT jsonb_array_elements_text(x->'splits')), (x->>'source_run_id')::uuid, (x->>'created_at')::timestamptz, $3
+                  ARRAY(SELECT jsonb_array_elements_text(x->'splits')), (x->>'source_run_id')::uuid, (x->>'created_at')::timestamptz, $3,
+                  CASE WHEN jsonb_typeof(x->'attachments') = 'object' THEN x->'attachments' END
            FROM jsonb_array_elements($1::jsonb) AS x`,
           [JSON.stringify(chunk), version.version, version.asOf],
         );

@@ -1,4 +1,5 @@
-import { Body, Controller, Delete, Get, HttpCode, Param, Patch, Post, Query, Req } from '@nestjs/common';
+import { Body, Controller, Delete, Get, HttpCode, Param, Patch, Post, Query, Req, Res } from '@nestjs/common';
+import type { Response } from 'express';
 import {
   datasetIdParamSchema,
   exampleCreateManySchema,
@@ -13,17 +14,20 @@ import {
   exampleUpdateManySchema,
   exampleUpdateSchema,
   exampleUpdateWithIdSchema,
+  attachmentDownloadParamSchema,
+  attachmentDownloadQuerySchema,
   type Example,
   type ExampleBulkResult,
   type ExampleCreate,
   type ExampleUpdateWithId,
   type Identity,
 } from '@th/contracts';
-import { CurrentIdentity } from '@th/auth';
+import { CurrentIdentity, Public } from '@th/auth';
 import { TrackedOperation } from '@th/bus';
 import { ValidationFailed, parseOrThrow, type RawBodyRequest } from '@th/platform';
 import { ExamplesService } from './examples.service';
 import { MultipartError, multipartBoundary, parseMultipart } from './multipart';
+import type { AttachmentUpload } from './attachments';
 
 @Controller('examples')
 export class ExamplesController {
@@ -83,8 +87,26 @@ export class ExamplesController {
   }
 }
 
-/** Reads the SDK's multipart examples body: parts `<id>`, `<id>.inputs`, `<id>.outputs` (attachments are not supported). */
-function examplesFromMultipart(contentType: string | undefined, raw: Buffer | undefined): Map<string, Record<string, unknown>> {
+interface MultipartExamples {
+  /** JSON fields by example id, in body order. */
+  byId: Map<string, Record<string, unknown>>;
+  /** Files by example id. */
+  files: Map<string, AttachmentUpload[]>;
+}
+
+/** The mime type of an attachment part (`<mime>; length=<n>`); the length, when given, must match the bytes. */
+function attachmentMime(partName: string, contentType: string, size: number): string {
+  const [type, ...params] = contentType.split(';').map((x) => x.trim());
+  if (!/^[\w.+-]+\/[\w.+-]+$/.test(type)) throw new ValidationFailed([{ loc: ['body', partName], msg: `invalid attachment content type "${contentType}"`, type: 'value_error' }]);
+  const length = params.find((p) => /^length=/i.test(p));
+  if (length !== undefined && Number(length.slice(7)) !== size) {
+    throw new ValidationFailed([{ loc: ['body', partName], msg: `attachment length ${length.slice(7)} does not match its ${size} bytes`, type: 'value_error' }]);
+  }
+  return type.toLowerCase();
+}
+
+/** Reads the SDK's multipart examples body: parts `<id>`, `<id>.inputs`, `<id>.outputs`, `<id>.attachments_operations`, `<id>.attachment.<name>`. */
+function examplesFromMultipart(contentType: string | undefined, raw: Buffer | undefined): MultipartExamples {
   const boundary = multipartBoundary(contentType);
   if (!boundary || !raw) throw new ValidationFailed([{ loc: ['body'], msg: 'expected a multipart/form-data body', type: 'value_error' }]);
   let parts;
@@ -95,12 +117,23 @@ function examplesFromMultipart(contentType: string | undefined, raw: Buffer | un
     throw err;
   }
   const byId = new Map<string, Record<string, unknown>>();
+  const files = new Map<string, AttachmentUpload[]>();
   for (const part of parts) {
     const dot = part.name.indexOf('.');
     const id = dot < 0 ? part.name : part.name.slice(0, dot);
     const field = dot < 0 ? '' : part.name.slice(dot + 1);
-    if (field.startsWith('attachment') || (field !== '' && field !== 'inputs' && field !== 'outputs')) {
-      throw new ValidationFailed([{ loc: ['body', part.name], msg: 'example attachments are not supported by this server', type: 'value_error' }]);
+    if (field.startsWith('attachment.')) {
+      const name = field.slice('attachment.'.length);
+      if (name === '') throw new ValidationFailed([{ loc: ['body', part.name], msg: 'attachment without a name', type: 'value_error' }]);
+      const list = files.get(id) ?? [];
+      if (list.some((f) => f.name === name)) throw new ValidationFailed([{ loc: ['body', part.name], msg: `attachment "${name}" appears twice`, type: 'value_error' }]);
+      list.push({ name, mime_type: attachmentMime(part.name, part.contentType, part.data.length), data: Buffer.from(part.data) });
+      files.set(id, list);
+      if (!byId.has(id)) byId.set(id, {});
+      continue;
+    }
+    if (field !== '' && field !== 'inputs' && field !== 'outputs' && field !== 'attachments_operations') {
+      throw new ValidationFailed([{ loc: ['body', part.name], msg: `unknown example part "${field}"`, type: 'value_error' }]);
     }
     let value: unknown;
     try {
@@ -116,7 +149,7 @@ function examplesFromMultipart(contentType: string | undefined, raw: Buffer | un
     byId.set(id, entry);
   }
   if (byId.size === 0) throw new ValidationFailed([{ loc: ['body'], msg: 'no examples in the body', type: 'missing' }]);
-  return byId;
+  return { byId, files };
 }
 
 /** The SDK's examples endpoints (`{apiUrl}/v1/platform/datasets/...`; `/api/v1/platform/...` arrives here too). */
@@ -129,9 +162,10 @@ export class PlatformExamplesController {
   @HttpCode(201)
   async create(@CurrentIdentity() identity: Identity, @Param() params: unknown, @Req() req: RawBodyRequest): Promise<ExampleBulkResult> {
     const { dataset_id } = parseOrThrow(datasetIdParamSchema, params, ['path']);
-    const parsed = examplesFromMultipart(req.headers['content-type'], req.rawBody);
-    const list: ExampleCreate[] = [...parsed].map(([id, e]) => parseOrThrow(exampleCreateSchema, { ...e, id }, ['body', id]));
-    const created = await this.examples.createMany(identity, dataset_id, list, { locOf: (i) => ['body', list[i].id as string] });
+    const { byId, files } = examplesFromMultipart(req.headers['content-type'], req.rawBody);
+    const list: ExampleCreate[] = [...byId].map(([id, e]) => parseOrThrow(exampleCreateSchema, { ...e, id }, ['body', id]));
+    const uploads = list.map((e) => files.get(e.id as string) ?? []);
+    const created = await this.examples.createMany(identity, dataset_id, list, { locOf: (i) => ['body', list[i].id as string], uploads });
     return { example_ids: created.map((e) => e.id), count: created.length };
   }
 
@@ -139,9 +173,10 @@ export class PlatformExamplesController {
   @TrackedOperation('update_examples')
   async update(@CurrentIdentity() identity: Identity, @Param() params: unknown, @Req() req: RawBodyRequest): Promise<ExampleBulkResult> {
     const { dataset_id } = parseOrThrow(datasetIdParamSchema, params, ['path']);
-    const parsed = examplesFromMultipart(req.headers['content-type'], req.rawBody);
-    const list: ExampleUpdateWithId[] = [...parsed].map(([id, e]) => parseOrThrow(exampleUpdateWithIdSchema, { ...e, id }, ['body', id]));
-    const updated = await this.examples.updateMany(identity, list, dataset_id);
+    const { byId, files } = examplesFromMultipart(req.headers['content-type'], req.rawBody);
+    const list: ExampleUpdateWithId[] = [...byId].map(([id, e]) => parseOrThrow(exampleUpdateWithIdSchema, { ...e, id }, ['body', id]));
+    const uploads = list.map((e) => files.get(e.id) ?? []);
+    const updated = await this.examples.updateMany(identity, list, dataset_id, { uploads, locOf: (i) => ['body', list[i].id] });
     return { example_ids: updated.map((e) => e.id), count: updated.length };
   }
 
@@ -163,5 +198,21 @@ export class PlatformExamplesController {
     const b = parseOrThrow(exampleDeleteManyBodySchema, body, ['body']);
     await this.examples.deleteMany(identity, b.example_ids, b.hard_delete ?? false);
     return {};
+  }
+}
+
+/** Downloads of example attachments through the signed, expiring URLs in `attachment_urls` (no API key). */
+@Controller('public/example-attachments')
+export class AttachmentDownloadController {
+  constructor(private readonly examples: ExamplesService) {}
+
+  @Public()
+  @Get(':attachment_id')
+  async download(@Param() params: unknown, @Query() query: unknown, @Res() res: Response): Promise<void> {
+    const { attachment_id } = parseOrThrow(attachmentDownloadParamSchema, params, ['path']);
+    const q = parseOrThrow(attachmentDownloadQuerySchema, query, ['query']);
+    const file = await this.examples.download(attachment_id, q.expires, q.signature);
+    res.status(200).setHeader('Content-Type', file.mime_type).setHeader('Content-Length', String(file.data.length)).setHeader('Cache-Control', 'private, max-age=300');
+    res.end(file.data);
   }
 }

@@ -3,11 +3,12 @@ import { randomUUID } from 'node:crypto';
 import type { EntityManager } from 'typeorm';
 import type { DatasetClone, DatasetVersionsDiff, Example, ExampleCreate, ExampleListQuery, ExampleUpdateWithId, Identity, ValidationErrorItem } from '@th/contracts';
 import { AuditPublisher } from '@th/bus';
-import { ValidationFailed, conflict, notFound } from '@th/platform';
+import { ValidationFailed, conflict, forbidden, notFound } from '@th/platform';
 import { DatasetsStore, EXAMPLE_COLUMNS, type DatasetRow, type ExampleRow } from './datasets.store';
 import { parseJsonObject } from './datasets.service';
 import { normalizeSplits, presentExample, storedMetadata } from './present';
 import { ExampleSchemaValidator } from './schema-validator';
+import { AttachmentSigner, dropUnreferencedBlobs, nextAttachments, storeUploads, type AttachmentMap, type AttachmentUpload } from './attachments';
 
 type Loc = (string | number)[];
 
@@ -16,7 +17,12 @@ export interface CreateManyOptions {
   manager?: EntityManager;
   /** Where a broken example is reported in a 422 (default ['body', index]). */
   locOf?: (index: number) => Loc;
+  /** Files uploaded with the examples, by example index. */
+  uploads?: AttachmentUpload[][];
 }
+
+/** Stores the attachments of the i-th new example (in the write's transaction), or gives null. */
+type AttachmentsAt = (i: number, m: EntityManager) => Promise<AttachmentMap | null>;
 
 /** Examples of datasets: every write makes one new dataset version; reads can go back to any version. */
 @Injectable()
@@ -25,7 +31,15 @@ export class ExamplesService {
     private readonly store: DatasetsStore,
     private readonly validator: ExampleSchemaValidator,
     private readonly audit: AuditPublisher,
+    private readonly signer: AttachmentSigner = new AttachmentSigner(store.ds),
   ) {}
+
+  /** Examples as returned: with signed attachment URLs. */
+  private async present(rows: ExampleRow[]): Promise<Example[]> {
+    if (!rows.some((r) => r.attachments)) return rows.map((r) => presentExample(r));
+    const sign = await this.signer.urlSigner();
+    return rows.map((r) => presentExample(r, sign));
+  }
 
   /** Tracked: create_example. */
   createOne(identity: Identity, datasetId: string, body: ExampleCreate): Promise<Example> {
@@ -43,10 +57,14 @@ export class ExamplesService {
    */
   createMany(identity: Identity, datasetId: string, examples: ExampleCreate[], opts: CreateManyOptions = {}): Promise<Example[]> {
     const locOf = opts.locOf ?? ((i: number) => ['body', i]);
-    if (opts.manager) return this.applyCreate(opts.manager, identity, datasetId, examples, locOf);
+    const uploads = opts.uploads;
+    const attachmentsAt: AttachmentsAt | undefined = uploads
+      ? async (i, m) => (uploads[i]?.length ? storeUploads(m, identity.tenant_id, datasetId, uploads[i]) : null)
+      : undefined;
+    if (opts.manager) return this.applyCreate(opts.manager, identity, datasetId, examples, locOf, attachmentsAt);
     return this.audit.track(
       { operation: 'create_examples', identity, resources: [{ type: 'dataset', id: datasetId }] },
-      () => this.store.inTx(undefined, (m) => this.applyCreate(m, identity, datasetId, examples, locOf)),
+      () => this.store.inTx(undefined, (m) => this.applyCreate(m, identity, datasetId, examples, locOf, attachmentsAt)),
       (created) => [{ type: 'dataset', id: datasetId }, ...created.map((e) => ({ type: 'example', id: e.id }))],
     );
   }
@@ -71,7 +89,14 @@ export class ExamplesService {
     );
   }
 
-  private async applyCreate(m: EntityManager, identity: Identity, datasetId: string, examples: ExampleCreate[], locOf: (i: number) => Loc): Promise<Example[]> {
+  private async applyCreate(
+    m: EntityManager,
+    identity: Identity,
+    datasetId: string,
+    examples: ExampleCreate[],
+    locOf: (i: number) => Loc,
+    attachmentsAt?: AttachmentsAt,
+  ): Promise<Example[]> {
     const version = await this.store.nextVersion(m, identity.tenant_id, datasetId);
     const d = await this.store.getDataset(m, identity.tenant_id, datasetId);
     const errors: ValidationErrorItem[] = [];
@@ -97,8 +122,9 @@ export class ExamplesService {
       if (seen.has(r.id)) throw conflict(`Example id ${r.id} appears twice in the request`);
       seen.add(r.id);
     }
+    if (attachmentsAt) for (let i = 0; i < rows.length; i++) rows[i].attachments = await attachmentsAt(i, m);
     await this.store.insertExampleRows(m, version, rows);
-    return rows.map(presentExample);
+    return this.present(rows);
   }
 
   private schemaErrors(d: DatasetRow, inputs: Record<string, unknown>, outputs: Record<string, unknown> | null, loc: Loc): ValidationErrorItem[] {
@@ -116,7 +142,7 @@ export class ExamplesService {
         id,
       ])) as ExampleRow[];
       if (!rows[0]) throw notFound(`Example ${id}`);
-      return presentExample(rows[0]);
+      return (await this.present(rows))[0];
     }
     const any = (await this.store.ds.query(`SELECT dataset_id FROM "datasets"."examples" WHERE tenant_id = $1 AND id = $2 LIMIT 1`, [identity.tenant_id, id])) as { dataset_id: string }[];
     if (!any[0]) throw notFound(`Example ${id}`);
@@ -155,7 +181,7 @@ export class ExamplesService {
       `SELECT ${EXAMPLE_COLUMNS} FROM "datasets"."examples" e WHERE ${where.join(' AND ')} ORDER BY e.created_at ${dir}, e.id ${dir} OFFSET $${params.length - 1} LIMIT $${params.length}`,
       params,
     )) as ExampleRow[];
-    return rows.map(presentExample);
+    return this.present(rows);
   }
 
   /** Tracked: update_example. */
@@ -167,14 +193,14 @@ export class ExamplesService {
   }
 
   /** Tracked: update_examples. All or nothing; one new version per dataset touched. */
-  updateMany(identity: Identity, updates: ExampleUpdateWithId[], datasetId?: string): Promise<Example[]> {
+  updateMany(identity: Identity, updates: ExampleUpdateWithId[], datasetId?: string, opts: { uploads?: AttachmentUpload[][]; locOf?: (i: number) => Loc } = {}): Promise<Example[]> {
     return this.audit.track(
       { operation: 'update_examples', identity, resources: updates.map((u) => ({ type: 'example', id: u.id })) },
-      () => this.applyUpdates(identity, updates, (i) => ['body', i], datasetId),
+      () => this.applyUpdates(identity, updates, opts.locOf ?? ((i) => ['body', i]), datasetId, opts.uploads),
     );
   }
 
-  private async applyUpdates(identity: Identity, updates: ExampleUpdateWithId[], locOf: (i: number) => Loc, datasetId?: string): Promise<Example[]> {
+  private async applyUpdates(identity: Identity, updates: ExampleUpdateWithId[], locOf: (i: number) => Loc, datasetId?: string, uploads?: AttachmentUpload[][]): Promise<Example[]> {
     const ids = updates.map((u) => u.id);
     if (new Set(ids).size !== ids.length) throw new ValidationFailed([{ loc: ['body'], msg: 'an example id appears twice', type: 'value_error' }]);
     return this.store.inTx(undefined, async (m) => {
@@ -192,9 +218,17 @@ export class ExamplesService {
           splits: u.split != null || u.metadata?.dataset_split != null ? normalizeSplits(u.split, u.metadata) : old.splits,
         };
         errors.push(...this.schemaErrors(datasets.get(old.dataset_id) as DatasetRow, row.inputs, row.outputs, locOf(i)));
+        errors.push(...nextAttachments(old.attachments ?? null, u.attachments_operations, {}, locOf(i)).errors);
         return row;
       });
       if (errors.length > 0) throw new ValidationFailed(errors.slice(0, 50));
+      for (let i = 0; i < updates.length; i++) {
+        const old = current.get(updates[i].id) as ExampleRow;
+        const files = uploads?.[i] ?? [];
+        if (files.length === 0 && updates[i].attachments_operations == null) continue;
+        const stored = files.length ? await storeUploads(m, identity.tenant_id, old.dataset_id, files) : {};
+        next[i].attachments = nextAttachments(old.attachments ?? null, updates[i].attachments_operations, stored, locOf(i)).map;
+      }
       return this.writeNewStates(m, identity, datasets, next);
     });
   }
@@ -209,7 +243,7 @@ export class ExamplesService {
       await this.store.closeExampleRows(m, datasetId, group.map((r) => r.id), version.version);
       const written = group.map((r) => ({ ...r, modified_at: version.asOf }));
       await this.store.insertExampleRows(m, version, written);
-      out.push(...written.map(presentExample));
+      out.push(...(await this.present(written)));
     }
     return out;
   }
@@ -254,8 +288,10 @@ export class ExamplesService {
       for (const datasetId of [...datasets.keys()].sort()) {
         const group = current.filter((r) => r.dataset_id === datasetId).map((r) => r.id);
         const version = await this.store.nextVersion(m, identity.tenant_id, datasetId);
-        if (hard) await m.query(`DELETE FROM "datasets"."examples" WHERE dataset_id = $1 AND id = ANY($2::uuid[])`, [datasetId, group]);
-        else await this.store.closeExampleRows(m, datasetId, group, version.version);
+        if (hard) {
+          await m.query(`DELETE FROM "datasets"."examples" WHERE dataset_id = $1 AND id = ANY($2::uuid[])`, [datasetId, group]);
+          await dropUnreferencedBlobs(m, datasetId);
+        } else await this.store.closeExampleRows(m, datasetId, group, version.version);
       }
     });
   }
@@ -339,10 +375,35 @@ export class ExamplesService {
             body.target_dataset_id,
             rows.map((r) => ({ inputs: r.inputs, outputs: r.outputs, metadata: r.metadata, split: r.splits, source_run_id: r.source_run_id })),
             (i) => ['body', 'examples', rows[i].id],
+            (i, tx) => this.copyAttachments(tx, rows[i].attachments ?? null, body.target_dataset_id),
           );
         }),
       (created) => [{ type: 'dataset', id: body.source_dataset_id }, { type: 'dataset', id: body.target_dataset_id }, ...created.map((e) => ({ type: 'example', id: e.id }))],
     );
+  }
+
+  /** Copies attachment blobs into another dataset (a clone owns its files: deleting the source keeps them). */
+  private async copyAttachments(m: EntityManager, from: AttachmentMap | null, targetDatasetId: string): Promise<AttachmentMap | null> {
+    if (!from) return null;
+    const out: AttachmentMap = {};
+    for (const [name, a] of Object.entries(from)) {
+      const id = randomUUID();
+      await m.query(
+        `INSERT INTO "datasets"."attachment_blobs" (id, dataset_id, tenant_id, mime_type, data)
+         SELECT $1, $2, tenant_id, mime_type, data FROM "datasets"."attachment_blobs" WHERE id = $3`,
+        [id, targetDatasetId, a.blob_id],
+      );
+      out[name] = { blob_id: id, mime_type: a.mime_type };
+    }
+    return out;
+  }
+
+  /** An attachment's bytes, when the signature of its download URL holds (else 403; 404 when gone). */
+  async download(blobId: string, expires: number, signature: string): Promise<{ mime_type: string; data: Buffer }> {
+    if (!(await this.signer.verify(blobId, expires, signature))) throw forbidden('The attachment URL is invalid or has expired');
+    const rows = (await this.store.ds.query(`SELECT mime_type, data FROM "datasets"."attachment_blobs" WHERE id = $1`, [blobId])) as { mime_type: string; data: Buffer }[];
+    if (!rows[0]) throw notFound(`Attachment ${blobId}`);
+    return rows[0];
   }
 
   /** Examples of a shared dataset, read through its share token (no workspace). */

@@ -23,8 +23,12 @@ export function presentDataset(d: DatasetRow): Dataset {
   };
 }
 
-/** Splits are shown both as `split` and, where the SDK and UI read them, as `metadata.dataset_split`. */
-export function presentExample(e: ExampleRow): Example {
+/**
+ * Splits are shown both as `split` and, where the SDK and UI read them, as `metadata.dataset_split`. Attachments
+ * are shown as `attachment_urls` when `signUrl` is given (signed download paths), else as null.
+ */
+export function presentExample(e: ExampleRow, signUrl?: (blobId: string) => string): Example {
+  const attachments = e.attachments && signUrl ? Object.entries(e.attachments).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)) : [];
   return {
     id: e.id,
     dataset_id: e.dataset_id,
@@ -35,7 +39,10 @@ export function presentExample(e: ExampleRow): Example {
     source_run_id: e.source_run_id,
     created_at: e.created_at.toISOString(),
     modified_at: e.modified_at.toISOString(),
-    attachment_urls: null,
+    attachment_urls:
+      attachments.length > 0 && signUrl
+        ? Object.fromEntries(attachments.map(([name, a]) => [`attachment.${name}`, { presigned_url: signUrl(a.blob_id), mime_type: a.mime_type }]))
+        : null,
   };
 }
 
