@@ -16,3 +16,4 @@ export * from './llm.schema';
 export * from './otel.schema';
 export * from './experiment.schema';
 export * from './dataset.schema';
+export * from './feedback-config.schema';

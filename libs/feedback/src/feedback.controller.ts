@@ -1,14 +1,20 @@
 import { Body, Controller, Delete, Get, HttpCode, Param, Patch, Post, Query } from '@nestjs/common';
 import {
+  feedbackConfigCreateSchema,
+  feedbackConfigDeleteQuerySchema,
+  feedbackConfigListQuerySchema,
+  feedbackConfigUpdateSchema,
   feedbackCreateSchema,
   feedbackIdParamSchema,
   feedbackListQuerySchema,
   feedbackUpdateSchema,
   type Feedback,
+  type FeedbackConfigRecord,
   type Identity,
 } from '@th/contracts';
 import { CurrentIdentity } from '@th/auth';
 import { parseOrThrow } from '@th/platform';
+import { FeedbackConfigService } from './feedback-config.service';
 import { FeedbackQueryService } from './feedback-query.service';
 import { FeedbackService } from './feedback.service';
 
@@ -52,5 +58,34 @@ export class FeedbackReadController {
   get(@CurrentIdentity() identity: Identity, @Param() params: unknown): Promise<Feedback> {
     const { feedback_id } = parseOrThrow(feedbackIdParamSchema, params, ['path']);
     return this.feedback.get(identity, feedback_id);
+  }
+}
+
+/** The workspace's feedback configs (one per feedback key): served by ingest, which enforces them on POST /feedback. */
+@Controller('feedback-configs')
+export class FeedbackConfigsController {
+  constructor(private readonly configs: FeedbackConfigService) {}
+
+  @Get()
+  list(@CurrentIdentity() identity: Identity, @Query() query: unknown): Promise<FeedbackConfigRecord[]> {
+    return this.configs.list(identity, parseOrThrow(feedbackConfigListQuerySchema, query, ['query']).key);
+  }
+
+  @Post()
+  @HttpCode(200)
+  create(@CurrentIdentity() identity: Identity, @Body() body: unknown): Promise<FeedbackConfigRecord> {
+    return this.configs.create(identity, parseOrThrow(feedbackConfigCreateSchema, body, ['body']));
+  }
+
+  @Patch()
+  update(@CurrentIdentity() identity: Identity, @Body() body: unknown): Promise<FeedbackConfigRecord> {
+    return this.configs.update(identity, parseOrThrow(feedbackConfigUpdateSchema, body ?? {}, ['body']));
+  }
+
+  @Delete()
+  @HttpCode(200)
+  async delete(@CurrentIdentity() identity: Identity, @Query() query: unknown): Promise<Record<string, never>> {
+    await this.configs.delete(identity, parseOrThrow(feedbackConfigDeleteQuerySchema, query, ['query']).feedback_key);
+    return {};
   }
 }

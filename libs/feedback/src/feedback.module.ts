@@ -1,5 +1,7 @@
 import { DynamicModule, Module, type Type } from '@nestjs/common';
-import { FeedbackReadController, FeedbackWriteController } from './feedback.controller';
+import { FeedbackConfigsController, FeedbackReadController, FeedbackWriteController } from './feedback.controller';
+import { FeedbackConfigRepository } from './feedback-config.repository';
+import { FeedbackConfigService } from './feedback-config.service';
 import { FeedbackQueryService } from './feedback-query.service';
 import { FeedbackRepository } from './feedback.repository';
 import { FeedbackService } from './feedback.service';
@@ -7,20 +9,21 @@ import { FeedbackWriterService } from './feedback-writer.service';
 import { FEEDBACK_OPTIONS, type FeedbackOptions } from './feedback.options';
 
 /**
- * Feedback: writes (ingest), reads (query) and the writer role, each switched on by the host.
+ * Feedback: writes and the workspace's feedback configs (ingest), reads (query) and the writer role,
+ * each switched on by the host.
  * Needs EventBus and ClickHouse from the host module.
  */
 @Module({})
 export class FeedbackModule {
   static forRoot(options: FeedbackOptions): DynamicModule {
     const controllers: Type<unknown>[] = [];
-    if (options.writes) controllers.push(FeedbackWriteController);
+    if (options.writes) controllers.push(FeedbackWriteController, FeedbackConfigsController);
     if (options.reads) controllers.push(FeedbackReadController);
     return {
       module: FeedbackModule,
       controllers,
-      providers: [{ provide: FEEDBACK_OPTIONS, useValue: options }, FeedbackRepository, FeedbackService, FeedbackQueryService, FeedbackWriterService],
-      exports: [FeedbackService, FeedbackQueryService, FeedbackWriterService],
+      providers: [{ provide: FEEDBACK_OPTIONS, useValue: options }, FeedbackRepository, FeedbackConfigRepository, FeedbackConfigService, FeedbackService, FeedbackQueryService, FeedbackWriterService],
+      exports: [FeedbackConfigService, FeedbackService, FeedbackQueryService, FeedbackWriterService],
     };
   }
 }

@@ -1,4 +1,4 @@
-import { Injectable } from '@nestjs/common';
+import { Injectable, Optional } from '@nestjs/common';
 import { randomUUID } from 'node:crypto';
 import {
   TOPICS,
@@ -14,6 +14,7 @@ import {
 } from '@th/contracts';
 import { EventBus } from '@th/bus';
 import { ValidationFailed, conflict, notFound } from '@th/platform';
+import { FeedbackConfigService } from './feedback-config.service';
 import { FeedbackRepository, type TenantScope } from './feedback.repository';
 
 /** Process-wide monotonic version: microseconds since the epoch, never repeating. */
@@ -33,10 +34,13 @@ export class FeedbackService {
   constructor(
     private readonly bus: EventBus,
     private readonly repo: FeedbackRepository,
+    /** The workspace's stored feedback configs, enforced on feedback without its own. */
+    @Optional() private readonly configs?: FeedbackConfigService,
   ) {}
 
   async create(identity: Identity, body: FeedbackCreate): Promise<Feedback> {
     const id = body.id ?? randomUUID();
+    await this.configs?.enforce(identity.tenant_id, body);
     const existing = await this.repo.findById(identity, id);
     if (existing && (existing.run_id ?? null) !== (body.run_id ?? null)) {
       throw conflict(`Feedback ${id} already exists for another run`);
@@ -75,6 +79,7 @@ export class FeedbackService {
     const value: unknown = next.value_json === null ? null : JSON.parse(next.value_json);
     const problems = feedbackConfigProblems({ score: next.score, value, feedback_config: next.feedback_config }, ['body']);
     if (problems.length > 0) throw new ValidationFailed(problems);
+    await this.configs?.enforce(identity.tenant_id, { key: next.key, score: next.score, value, feedback_config: next.feedback_config });
     next.modified_at = microsToIso(Date.now() * 1000);
     next.version = Math.max(nextFeedbackVersion(), current.version + 1);
     await this.publish([next]);

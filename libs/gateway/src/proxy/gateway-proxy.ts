@@ -35,6 +35,7 @@ export function routeFor(method: string, path: string, up: Upstreams): string | 
   if (p === '/v1/integrations/git_host/install') return optional(up.controlPlane);
   if (/^\/deployments\/[^/]+\/upload-url$/.test(p)) return optional(up.controlPlane);
   if (p === '/feedback' || p.startsWith('/feedback/')) return method === 'GET' ? up.query : up.ingest;
+  if (p === '/feedback-configs') return up.ingest; // stored and enforced where feedback is written
   if (p === '/otel/v1/traces' || p === '/model-price-map' || p.startsWith('/model-price-map/')) return up.ingest;
   if (p === '/audit-logs' || p.startsWith('/audit-logs/')) return optional(up.audit);
   return null;

@@ -1,0 +1,59 @@
+import { Injectable } from '@nestjs/common';
+import { ClickHouse } from '@th/clickhouse';
+import { feedbackConfigSchema, type FeedbackConfigRecord } from '@th/contracts';
+
+interface Row {
+  tenant_id: string;
+  feedback_key: string;
+  feedback_config: string;
+  is_lower_score_better: number | null;
+  modified_at: string;
+}
+
+const COLUMNS = 'tenant_id, feedback_key, feedback_config, is_lower_score_better, modified_at';
+const iso = (v: string): string => (v.endsWith('Z') ? v : `${v.replace(' ', 'T')}Z`);
+
+function fromRow(r: Row): FeedbackConfigRecord {
+  return {
+    feedback_key: r.feedback_key,
+    feedback_config: feedbackConfigSchema.parse(JSON.parse(r.feedback_config)),
+    tenant_id: r.tenant_id,
+    modified_at: new Date(iso(r.modified_at)).toISOString(),
+    is_lower_score_better: r.is_lower_score_better === null ? null : Number(r.is_lower_score_better) === 1,
+  };
+}
+
+/** The only code that speaks SQL to feedback_configs; every query is bound to a workspace and reads merged rows (FINAL). */
+@Injectable()
+export class FeedbackConfigRepository {
+  private lastVersion = 0;
+  constructor(private readonly ch: ClickHouse) {}
+
+  async list(tenant: string, keys?: string[]): Promise<FeedbackConfigRecord[]> {
+    const byKey = keys && keys.length > 0 ? ' AND feedback_key IN {keys:Array(String)}' : '';
+    const rows = await this.ch.query<Row>(
+      `SELECT ${COLUMNS} FROM feedback_configs FINAL WHERE tenant_id = {tenant:UUID} AND is_deleted = 0${byKey} ORDER BY feedback_key`,
+      { tenant, ...(byKey ? { keys } : {}) },
+    );
+    return rows.map(fromRow);
+  }
+
+  async get(tenant: string, key: string): Promise<FeedbackConfigRecord | null> {
+    return (await this.list(tenant, [key]))[0] ?? null;
+  }
+
+  /** Writes the config's new version (or its tombstone); resolves once ClickHouse has the row. */
+  async put(rec: FeedbackConfigRecord, deleted = false): Promise<void> {
+    this.lastVersion = Math.max(this.lastVersion + 1, Date.now() * 1000);
+    const row = {
+      tenant_id: rec.tenant_id,
+      feedback_key: rec.feedback_key,
+      feedback_config: JSON.stringify(rec.feedback_config),
+      is_lower_score_better: rec.is_lower_score_better === null ? null : rec.is_lower_score_better ? 1 : 0,
+      modified_at: rec.modified_at.replace('T', ' ').replace('Z', ''),
+      version: this.lastVersion,
+      is_deleted: deleted ? 1 : 0,
+    };
+    await this.ch.insertJsonEachRow('feedback_configs', Buffer.from(JSON.stringify(row)));
+  }
+}
