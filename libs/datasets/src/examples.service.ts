@@ -8,6 +8,7 @@ import { DatasetsStore, EXAMPLE_COLUMNS, type DatasetRow, type ExampleRow } from
 import { parseJsonObject } from './datasets.service';
 import { normalizeSplits, presentExample, storedMetadata } from './present';
 import { ExampleSchemaValidator } from './schema-validator';
+import { compileExampleFilter } from './example-filter';
 import { AttachmentSigner, dropUnreferencedBlobs, nextAttachments, storeUploads, type AttachmentMap, type AttachmentUpload } from './attachments';
 
 type Loc = (string | number)[];
@@ -153,7 +154,6 @@ export class ExamplesService {
 
   /** Lists examples of a dataset (current, or as of a version) or by id; filters by ids, splits and metadata. */
   async list(identity: Identity, q: ExampleListQuery): Promise<Example[]> {
-    if (q.filter !== undefined) throw new ValidationFailed([{ loc: ['query', 'filter'], msg: 'filter is not supported for examples; use id, splits, metadata or as_of', type: 'value_error' }]);
     const metadata = parseJsonObject(q.metadata, ['query', 'metadata']);
     if (q.dataset === undefined && !q.id?.length) throw new ValidationFailed([{ loc: ['query', 'dataset'], msg: 'give dataset or id', type: 'missing' }]);
     if (q.dataset === undefined && q.as_of !== undefined) throw new ValidationFailed([{ loc: ['query', 'dataset'], msg: 'as_of needs dataset', type: 'missing' }]);
@@ -175,6 +175,7 @@ export class ExamplesService {
     if (q.id?.length) add((p) => `e.id = ANY(${p}::uuid[])`, q.id);
     if (q.splits?.length) add((p) => `e.splits && ${p}::text[]`, q.splits);
     if (metadata) add((p) => `coalesce(e.metadata, '{}'::jsonb) @> ${p}::jsonb`, JSON.stringify(storedMetadata(metadata)));
+    if (q.filter !== undefined) where.push(compileExampleFilter(q.filter, params));
     const dir = q.order === 'recent' ? 'DESC' : 'ASC';
     params.push(q.offset, q.limit);
     const rows = (await this.store.ds.query(
