@@ -6,7 +6,7 @@ import { AuthGuard, IDENTITY_RESOLVER } from '@th/auth';
 import { BusModule, EventBus, kafkaOptionsFromConfig } from '@th/bus';
 import { bool, commonConfigShape, internalAuthShape, kafkaConfigShape, loadConfig, port, secret } from '@th/config';
 import { openServiceDataSource } from '@th/database';
-import { GATEWAY_ENTITIES, GATEWAY_MIGRATIONS, GatewayModule, IdentityService, gatewayProxy } from '@th/gateway';
+import { GATEWAY_ENTITIES, GATEWAY_MIGRATIONS, GatewayModule, IdentityService, gatewayProxy, serveProxiedRoutesFirst } from '@th/gateway';
 import { createRedisRateLimiter, rateLimitConfigShape, redisRateLimitConfigShape } from '@th/gateway';
 import { HealthModule, createHttpApp, listen, runUntilSignal } from '@th/platform';
 
@@ -58,26 +58,18 @@ runUntilSignal('gateway', async () => {
   })
   class GatewayAppModule {}
   const rateLimit = await createRedisRateLimiter(config); // counters in Redis, shared by every replica
-  const app = await createHttpApp(GatewayAppModule, {
-    service: 'gateway',
-    logLevel: config.LOG_LEVEL,
-    maxBodyBytes: config.MAX_BODY_BYTES,
-    beforeBody: [
-      rateLimit.middleware,
-      gatewayProxy({
-        upstreams: {
-          ingest: config.INGEST_URL,
-          query: config.QUERY_URL,
-          exportWorker: config.EXPORT_WORKER_URL,
-          audit: config.AUDIT_URL,
-          controlPlane: config.CONTROL_PLANE_URL,
-        },
-        resolver: identity,
-        signingKey: config.INTERNAL_SIGNING_KEY,
-        maxBodyBytes: config.MAX_BODY_BYTES,
-      }),
-    ],
-  });
+  const upstreams = {
+    ingest: config.INGEST_URL,
+    query: config.QUERY_URL,
+    exportWorker: config.EXPORT_WORKER_URL,
+    audit: config.AUDIT_URL,
+    controlPlane: config.CONTROL_PLANE_URL,
+  };
+  const proxy = gatewayProxy({ upstreams, resolver: identity, signingKey: config.INTERNAL_SIGNING_KEY, maxBodyBytes: config.MAX_BODY_BYTES });
+  // The gateway's own routes (admin, /info, /ok) go through Express, rate-limited by the same limiter.
+  const app = await createHttpApp(GatewayAppModule, { service: 'gateway', logLevel: config.LOG_LEVEL, maxBodyBytes: config.MAX_BODY_BYTES, beforeBody: [rateLimit.middleware] });
+  // The proxied routes skip Express and Nest: rate limit, authenticate, sign, stream (the hot path).
+  serveProxiedRoutesFirst(app.getHttpServer(), { upstreams, limiter: rateLimit.limiter, proxy });
   await app.get(EventBus).healthy(); // joins the bus: topics exist, producer connected
   if (config.BOOTSTRAP_API_KEY) await identity.bootstrap(config.BOOTSTRAP_API_KEY);
   return listen(app, config.HOST, config.PORT, () => rateLimit.close().then(() => db.destroy()));

@@ -3,7 +3,7 @@ import { Reflector } from '@nestjs/core';
 import type { Request } from 'express';
 import type { Identity, Plan } from '@th/contracts';
 import { DomainError, ErrorCode, unauthorized } from '@th/platform';
-import { IDENTITY_HEADER, verifyIdentity } from './internal-token';
+import { IDENTITY_HEADER, IdentityVerifier } from './internal-token';
 import { ORGANIZATION_SCOPE_KEY, REQUIRED_PERMISSIONS_KEY, REQUIRED_PLANS_KEY, assertDefaultWorkspaceAccess, assertPermissions, assertPlan } from './permissions';
 
 export interface IdentityResolver {
@@ -58,11 +58,15 @@ export class AuthGuard implements CanActivate {
 /** Services behind the gateway: trust only the gateway's signed identity header. */
 @Injectable()
 export class SignedHeaderIdentityResolver implements IdentityResolver {
-  constructor(@Inject(INTERNAL_SIGNING_KEY) private readonly key: string) {}
+  /** Verified tokens are remembered (bounded LRU keyed by the token; the age is checked on every request). */
+  private readonly verifier: IdentityVerifier;
+  constructor(@Inject(INTERNAL_SIGNING_KEY) key: string) {
+    this.verifier = new IdentityVerifier(key);
+  }
   async resolve(req: Request): Promise<Identity | null> {
     const token = req.headers[IDENTITY_HEADER];
     if (typeof token !== 'string') return null;
-    const identity = verifyIdentity(token, this.key);
+    const identity = this.verifier.verify(token);
     if (!identity) throw unauthorized('Invalid internal identity');
     return identity;
   }

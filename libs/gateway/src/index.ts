@@ -7,6 +7,7 @@ export * from './admin/admin.service';
 export * from './openapi/openapi.document';
 export * from './openapi/openapi.routes';
 export * from './proxy/gateway-proxy';
+export * from './proxy/proxy-server';
 export * from './rate-limit/rate-limit.rules';
 export * from './rate-limit/rate-limit.config';
 export * from './rate-limit/counter-store';

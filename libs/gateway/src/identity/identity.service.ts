@@ -62,6 +62,7 @@ interface WorkspaceInfo {
 
 /** Lookups are cached briefly; this process's own admin writes invalidate them at once. */
 const CACHE_MS = 5_000;
+const RESOLVED_CACHE_ENTRIES = 1_000;
 const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
 const header = (req: Request, name: string): string | undefined => {
@@ -82,6 +83,12 @@ export class IdentityService implements IdentityResolver {
   private readonly orgCache = new Map<string, Cached<OrganizationEntity | null>>();
   private readonly wsCache = new Map<string, Cached<WorkspaceInfo | null>>();
   private readonly userCache = new Map<string, Cached<string[] | null>>();
+  /**
+   * Resolved API-key identities by (raw key, X-Tenant-Id, X-Organization-Id): a hit skips the hashing and
+   * the lookups. A bounded LRU (RESOLVED_CACHE_ENTRIES); an entry expires when the oldest lookup it was
+   * built from would have (or at the key's expiry), so a revocation takes effect within CACHE_MS as before.
+   */
+  private readonly resolvedCache = new Map<string, { identity: Identity; until: number }>();
 
   constructor(
     private readonly ds: DataSource,
@@ -98,6 +105,7 @@ export class IdentityService implements IdentityResolver {
     this.orgCache.clear();
     this.wsCache.clear();
     this.userCache.clear();
+    this.resolvedCache.clear();
   }
 
   async resolve(req: Request): Promise<Identity | null> {
@@ -111,11 +119,31 @@ export class IdentityService implements IdentityResolver {
     if (!apiKey && bearer && looksLikeJwt(bearer)) return this.resolveSession(bearer, requestedTenant, requestedOrg);
     const raw = apiKey ?? bearer;
     if (!raw) return null;
-    const key = await this.cached(this.keyCache, hashApiKey(raw), () => this.keys.findOne({ where: { key_hash: hashApiKey(raw) } }));
+    const resolvedKey = `${raw}\n${requestedTenant ?? ''}\n${requestedOrg ?? ''}`;
+    const now = Date.now();
+    const hit = this.resolvedCache.get(resolvedKey);
+    if (hit) {
+      this.resolvedCache.delete(resolvedKey);
+      if (now < hit.until) {
+        this.resolvedCache.set(resolvedKey, hit); // LRU: to the back
+        return hit.identity;
+      }
+    }
+    const oldest = { at: now };
+    const identity = await this.resolveApiKey(raw, requestedTenant, requestedOrg, oldest);
+    const key = this.keyCache.get(hashApiKey(raw))?.value;
+    const until = Math.min(oldest.at + CACHE_MS, key?.expires_at ? key.expires_at.getTime() : Infinity);
+    if (this.resolvedCache.size >= RESOLVED_CACHE_ENTRIES) this.resolvedCache.delete(this.resolvedCache.keys().next().value as string);
+    this.resolvedCache.set(resolvedKey, { identity, until });
+    return identity;
+  }
+
+  private async resolveApiKey(raw: string, requestedTenant: string | undefined, requestedOrg: string | undefined, oldest: { at: number }): Promise<Identity> {
+    const key = await this.cached(this.keyCache, hashApiKey(raw), () => this.keys.findOne({ where: { key_hash: hashApiKey(raw) } }), oldest);
     if (!key) throw unauthorized('Invalid API key');
     if (key.revoked_at) throw unauthorized('API key revoked');
     if (key.expires_at && key.expires_at.getTime() <= Date.now()) throw unauthorized('API key expired');
-    const org = await this.organization(key.organization_id);
+    const org = await this.cached(this.orgCache, key.organization_id, () => this.orgs.findOne({ where: { id: key.organization_id } }), oldest);
     if (!org) throw unauthorized('Invalid API key');
     if (requestedOrg && requestedOrg !== key.organization_id) throw forbidden('This API key cannot act in the requested organization');
     let tenantId = '';
@@ -123,13 +151,13 @@ export class IdentityService implements IdentityResolver {
       if (requestedTenant && requestedTenant !== key.workspace_id) throw forbidden('This API key cannot act in the requested workspace');
       tenantId = key.workspace_id;
     } else if (requestedTenant) {
-      const ws = await this.workspaceInfo(requestedTenant);
+      const ws = await this.workspaceInfo(requestedTenant, oldest);
       if (!ws || ws.workspace.organization_id !== key.organization_id) throw forbidden('This API key cannot act in the requested workspace');
       tenantId = requestedTenant;
     }
     const permissions =
-      key.kind === 'personal_access_token' && key.user_id ? await this.userPermissions(key.user_id, org.id, tenantId) : key.permissions;
-    return this.identity(org, tenantId, { user_id: key.user_id, credential_id: key.id, credential_type: key.kind }, permissions);
+      key.kind === 'personal_access_token' && key.user_id ? await this.userPermissions(key.user_id, org.id, tenantId, oldest) : key.permissions;
+    return this.identity(org, tenantId, { user_id: key.user_id, credential_id: key.id, credential_type: key.kind }, permissions, oldest);
   }
 
   private async resolveSession(token: string, requestedTenant: string | undefined, requestedOrg: string | undefined): Promise<Identity> {
@@ -154,6 +182,7 @@ export class IdentityService implements IdentityResolver {
     tenantId: string,
     who: Pick<Identity, 'user_id' | 'credential_id' | 'credential_type'>,
     permissions: string[],
+    oldest?: { at: number },
   ): Promise<Identity> {
     const identity: Identity = {
       organization_id: org.id,
@@ -164,7 +193,7 @@ export class IdentityService implements IdentityResolver {
       org_features: { can_use_audit_logs: this.canUseAuditLogs(org), is_personal: org.is_personal },
     };
     if (tenantId) {
-      const ws = await this.workspaceInfo(tenantId);
+      const ws = await this.workspaceInfo(tenantId, oldest);
       if (ws) {
         const retention: Record<string, number> = {};
         if (ws.workspace.shortlived_ttl_days) retention.shortlived = ws.workspace.shortlived_ttl_days;
@@ -183,7 +212,7 @@ export class IdentityService implements IdentityResolver {
    * A user's permissions: the organization role's, plus (on a workspace) the workspace role's.
    * A user who is not a member of the organization, or of the named workspace, is refused.
    */
-  private async userPermissions(userId: string, orgId: string, tenantId: string): Promise<string[]> {
+  private async userPermissions(userId: string, orgId: string, tenantId: string, oldest?: { at: number }): Promise<string[]> {
     const perms = await this.cached(this.userCache, `${userId}|${orgId}|${tenantId}`, async () => {
       const member = await this.ds.getRepository(OrgMemberEntity).findOne({ where: { organization_id: orgId, user_id: userId } });
       if (!member) return null;
@@ -195,7 +224,7 @@ export class IdentityService implements IdentityResolver {
       }
       const roles = await this.ds.getRepository(RoleEntity).find({ where: { id: In(roleIds) } });
       return [...new Set(roles.flatMap((r) => r.permissions))];
-    });
+    }, oldest);
     if (!perms) throw forbidden(tenantId ? 'The user is not a member of the requested workspace' : 'The user is not a member of this organization');
     return perms;
   }
@@ -204,21 +233,27 @@ export class IdentityService implements IdentityResolver {
     return this.cached(this.orgCache, id, () => this.orgs.findOne({ where: { id } }));
   }
 
-  private workspaceInfo(id: string): Promise<WorkspaceInfo | null> {
+  private workspaceInfo(id: string, oldest?: { at: number }): Promise<WorkspaceInfo | null> {
     return this.cached(this.wsCache, id, async () => {
       const workspace = await this.workspaces.findOne({ where: { id } });
       if (!workspace) return null;
       const limits = await this.ds.getRepository(UsageLimitEntity).find({ where: { workspace_id: id } });
       return { workspace, usageLimits: Object.fromEntries(limits.map((l) => [l.limit_type, l.limit_value])) };
-    });
+    }, oldest);
   }
 
-  private async cached<T>(map: Map<string, Cached<T>>, key: string, load: () => Promise<T>): Promise<T> {
+  /** `oldest`, when given, is lowered to the time the returned value was loaded (for the resolved-identity cache). */
+  private async cached<T>(map: Map<string, Cached<T>>, key: string, load: () => Promise<T>, oldest?: { at: number }): Promise<T> {
     const hit = map.get(key);
-    if (hit && Date.now() - hit.at < CACHE_MS) return hit.value;
+    if (hit && Date.now() - hit.at < CACHE_MS) {
+      if (oldest && hit.at < oldest.at) oldest.at = hit.at;
+      return hit.value;
+    }
+    const at = Date.now();
     const value = await load();
     if (map.size > 10_000) map.clear();
-    map.set(key, { value, at: Date.now() });
+    map.set(key, { value, at });
+    if (oldest && at < oldest.at) oldest.at = at;
     return value;
   }
 

@@ -1,6 +1,5 @@
 import * as http from 'node:http';
-import type { NextFunction, Request, Response } from 'express';
-import { IDENTITY_HEADER, signIdentity, type IdentityResolver } from '@th/auth';
+import { IDENTITY_HEADER, IdentitySigner, type IdentityResolver } from '@th/auth';
 import { DomainError, HTTP_STATUS } from '@th/platform';
 
 export interface Upstreams {
@@ -16,80 +15,168 @@ export interface Upstreams {
 /** A route owned by a service this gateway has no URL for. */
 export const UNCONFIGURED_UPSTREAM = '';
 
+const stripApiPrefix = (path: string) => path.replace(/^\/api(?:\/v1)?(?=\/)/, '');
+
 /**
  * Which service serves a (method, path) of the public API; null when the gateway serves it itself,
  * UNCONFIGURED_UPSTREAM when its service is not configured.
  */
 export function routeFor(method: string, path: string, up: Upstreams): string | null {
-  const p = path.replace(/^\/api(?:\/v1)?(?=\/)/, '');
+  const p = stripApiPrefix(path);
   const optional = (url: string | undefined) => url ?? UNCONFIGURED_UPSTREAM;
-  void optional; // used by the routes of the services that own later parts of the API
   if (p === '/runs/query' || p === '/runs/stats') return up.query;
   if (p === '/runs' || p.startsWith('/runs/')) return method === 'GET' ? up.query : up.ingest;
   if (p === '/sessions' || p.startsWith('/sessions/')) return up.query;
   if (p === '/datasets' || p.startsWith('/datasets/') || p === '/examples' || p.startsWith('/examples/')) return up.query;
   if (/^\/(?:v1\/)?platform\/datasets(?:\/|$)/.test(p)) return up.query;
-  if (p === '/bulk-exports' || p.startsWith('/bulk-exports/')) return optional(up.exportWorker);
-  // The deployment control plane (upload PUTs and push webhooks carry no API key: they go to CONTROL_PLANE_PUBLIC_URL directly).
+  // Shared datasets (and example attachments) read by their token: public, see isPublicRoute.
+  if (p.startsWith('/public/') && (method === 'GET' || method === 'HEAD')) return up.query;
+  // The deployment control plane; the upload PUT and the push webhook are public (see isPublicRoute).
   if (p === '/v2/deployments' || p.startsWith('/v2/deployments/') || p === '/v2/listeners' || p === '/v2/openapi.json') return optional(up.controlPlane);
   if (p === '/v1/integrations/git_host/install') return optional(up.controlPlane);
   if (/^\/deployments\/[^/]+\/upload-url$/.test(p)) return optional(up.controlPlane);
+  if (method === 'PUT' && p.startsWith('/v2/uploads/')) return optional(up.controlPlane);
+  if (method === 'POST' && WEBHOOK_RE.test(p)) return optional(up.controlPlane);
+  if (p === '/bulk-exports' || p.startsWith('/bulk-exports/')) return optional(up.exportWorker);
+  if (p === '/audit-logs' || p.startsWith('/audit-logs/')) return optional(up.audit);
   if (p === '/feedback' || p.startsWith('/feedback/')) return method === 'GET' ? up.query : up.ingest;
   if (p === '/feedback-configs') return up.ingest; // stored and enforced where feedback is written
   if (p === '/otel/v1/traces' || p === '/model-price-map' || p.startsWith('/model-price-map/')) return up.ingest;
-  if (p === '/audit-logs' || p.startsWith('/audit-logs/')) return optional(up.audit);
   return null;
 }
 
-const agent = new http.Agent({ keepAlive: true, maxSockets: 256 });
+const WEBHOOK_RE = /^\/v1\/integrations\/git_host\/[^/]+\/webhook$/;
+
+/**
+ * The proxied routes the gateway forwards without an API key and without an identity header; the
+ * service authenticates each itself: a dataset share token (query), the unguessable issued object path
+ * of an upload URL (control plane), the HMAC signature of a push webhook (control plane). They are
+ * still rate-limited (by client IP when no API key is sent).
+ */
+export function isPublicRoute(method: string, path: string): boolean {
+  const p = stripApiPrefix(path);
+  if (method === 'GET' || method === 'HEAD') return p.startsWith('/public/');
+  if (method === 'PUT') return p.startsWith('/v2/uploads/');
+  if (method === 'POST') return WEBHOOK_RE.test(p);
+  return false;
+}
+
+/** Upstream connections: kept alive, the most recently used socket first (fewer idle sockets to expire). */
+const agent = new http.Agent({ keepAlive: true, maxSockets: 256, maxFreeSockets: 256, scheduling: 'lifo' });
 const HOP_HEADERS = new Set(['connection', 'keep-alive', 'proxy-connection', 'transfer-encoding', 'upgrade', 'host', IDENTITY_HEADER]);
+/** Credentials a public route's service does not use: not forwarded. */
+const CREDENTIAL_HEADERS = new Set(['x-api-key', 'authorization']);
+/** Responses up to this size (by Content-Length) are read whole and sent with their headers in one write. */
+const BUFFERED_RESPONSE_BYTES = 64 * 1024;
+
+type ProxyRequest = http.IncomingMessage & { originalUrl?: string };
+type Next = (err?: unknown) => void;
+
+function sendJson(res: http.ServerResponse, status: number, body: unknown): void {
+  const json = JSON.stringify(body);
+  res.writeHead(status, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(json) });
+  res.end(json);
+}
+
+function targetOf(cache: Map<string, { hostname: string; port: number }>, base: string): { hostname: string; port: number } {
+  let t = cache.get(base);
+  if (!t) {
+    const u = new URL(base);
+    if (u.protocol !== 'http:') throw new Error(`upstream ${base}: only http:// upstreams are supported`);
+    t = { hostname: u.hostname, port: Number(u.port || 80) };
+    cache.set(base, t);
+  }
+  return t;
+}
 
 /**
  * The cluster gateway: authenticates, signs the caller's identity for the service, and streams the
- * request (still compressed, still chunked) to the service that owns the route.
+ * request (still compressed, still chunked) to the service that owns the route. Works on plain Node
+ * requests and responses, so it can serve as Express middleware or straight from the HTTP server.
+ * The signed identity header is reused per resolved identity for `signatureReuseMs` (default 30 s,
+ * well inside the 5-minute token age).
  */
-export function gatewayProxy(opts: { upstreams: Upstreams; resolver: IdentityResolver; signingKey: string; maxBodyBytes: number }) {
-  return (req: Request, res: Response, next: NextFunction): void => {
-    const target = routeFor(req.method, req.path, opts.upstreams);
+export function gatewayProxy(opts: { upstreams: Upstreams; resolver: IdentityResolver; signingKey: string; maxBodyBytes: number; signatureReuseMs?: number }) {
+  const signer = new IdentitySigner(opts.signingKey, opts.signatureReuseMs ?? 30_000);
+  const targets = new Map<string, { hostname: string; port: number }>();
+
+  const forward = (req: ProxyRequest, res: http.ServerResponse, base: string, url: string, identityToken: string | null) => {
+    const headers: http.OutgoingHttpHeaders = {};
+    const inbound = req.headers;
+    for (const k in inbound) {
+      if (HOP_HEADERS.has(k) || (identityToken === null && CREDENTIAL_HEADERS.has(k))) continue;
+      headers[k] = inbound[k];
+    }
+    if (identityToken !== null) headers[IDENTITY_HEADER] = identityToken;
+    // The public base URL the caller used (the control plane builds upload URLs from it).
+    if (inbound['x-forwarded-host'] === undefined && inbound.host !== undefined) headers['x-forwarded-host'] = inbound.host;
+    const chunked = inbound['transfer-encoding'] !== undefined;
+    if (chunked) headers['transfer-encoding'] = 'chunked';
+    const { hostname, port } = targetOf(targets, base);
+    const upstream = http.request({ hostname, port, path: url, method: req.method, headers, agent }, (up) => {
+      const out: http.OutgoingHttpHeaders = {};
+      const upHeaders = up.headers;
+      for (const k in upHeaders) if (!HOP_HEADERS.has(k)) out[k] = upHeaders[k];
+      const status = up.statusCode ?? 502;
+      const length = Number(upHeaders['content-length']);
+      if (upHeaders['transfer-encoding'] === undefined && length >= 0 && length <= BUFFERED_RESPONSE_BYTES) {
+        const chunks: Buffer[] = [];
+        up.on('data', (c: Buffer) => chunks.push(c));
+        up.on('end', () => {
+          res.writeHead(status, out);
+          res.end(chunks.length === 1 ? chunks[0] : Buffer.concat(chunks));
+        });
+        up.on('error', () => res.destroy());
+        return;
+      }
+      res.writeHead(status, out);
+      up.pipe(res);
+    });
+    upstream.on('error', (err) => {
+      if (!res.headersSent) sendJson(res, 502, { detail: `Upstream unavailable: ${err.message}` });
+      else res.destroy();
+    });
+    const length = inbound['content-length'];
+    if (!chunked && (length === undefined || length === '0')) {
+      upstream.end();
+      req.resume();
+    } else req.pipe(upstream);
+  };
+
+  return (req: ProxyRequest, res: http.ServerResponse, next: Next): void => {
+    const url = req.originalUrl ?? req.url ?? '/';
+    const q = url.indexOf('?');
+    const path = q < 0 ? url : url.slice(0, q);
+    const method = req.method ?? 'GET';
+    const target = routeFor(method, path, opts.upstreams);
     if (target === null) return next();
     if (target === UNCONFIGURED_UPSTREAM) {
-      res.status(503).json({ detail: `No service is configured for ${req.method} ${req.path}` });
+      sendJson(res, 503, { detail: `No service is configured for ${method} ${path}` });
       req.resume();
       return;
     }
     if (Number(req.headers['content-length'] ?? 0) > opts.maxBodyBytes) {
-      res.status(413).json({ detail: `Request body exceeds the limit of ${opts.maxBodyBytes} bytes` });
+      sendJson(res, 413, { detail: `Request body exceeds the limit of ${opts.maxBodyBytes} bytes` });
       req.resume();
       return;
     }
+    if (isPublicRoute(method, path)) {
+      forward(req, res, target, url, null);
+      return;
+    }
     opts.resolver
-      .resolve(req)
+      .resolve(req as Parameters<IdentityResolver['resolve']>[0])
       .then((identity) => {
         if (!identity) {
-          res.status(401).json({ detail: 'Missing or invalid API key' });
+          sendJson(res, 401, { detail: 'Missing or invalid API key' });
           req.resume();
           return;
         }
-        const headers: http.OutgoingHttpHeaders = {};
-        for (const [k, v] of Object.entries(req.headers)) if (!HOP_HEADERS.has(k)) headers[k] = v;
-        headers[IDENTITY_HEADER] = signIdentity(identity, opts.signingKey);
-        if (req.headers['transfer-encoding']) headers['transfer-encoding'] = 'chunked';
-        const url = new URL(req.originalUrl, target);
-        const upstream = http.request(url, { method: req.method, headers, agent }, (up) => {
-          const out: http.OutgoingHttpHeaders = {};
-          for (const [k, v] of Object.entries(up.headers)) if (!HOP_HEADERS.has(k)) out[k] = v;
-          res.writeHead(up.statusCode ?? 502, out);
-          up.pipe(res);
-        });
-        upstream.on('error', (err) => {
-          if (!res.headersSent) res.status(502).json({ detail: `Upstream unavailable: ${err.message}` });
-          else res.destroy();
-        });
-        req.pipe(upstream);
+        forward(req, res, target, url, signer.sign(identity));
       })
       .catch((err: unknown) => {
-        if (err instanceof DomainError) res.status(HTTP_STATUS[err.code]).json({ detail: err.message });
-        else res.status(500).json({ detail: 'Internal Server Error' });
+        if (err instanceof DomainError) sendJson(res, HTTP_STATUS[err.code], { detail: err.message });
+        else sendJson(res, 500, { detail: 'Internal Server Error' });
         req.resume();
       });
   };

@@ -1,0 +1,42 @@
+import { UNCONFIGURED_UPSTREAM, isPublicRoute, routeFor } from './gateway-proxy';
+
+const up = { ingest: 'http://i', query: 'http://q', controlPlane: 'http://cp' };
+
+describe('gateway routes without an API key', () => {
+  it('dataset share reads go to query, public; other methods on /public are not proxied', () => {
+    for (const path of ['/public/tok/datasets', '/api/v1/public/tok/examples', '/api/public/tok/examples']) {
+      expect(routeFor('GET', path, up)).toBe('http://q');
+      expect(isPublicRoute('GET', path)).toBe(true);
+    }
+    expect(routeFor('POST', '/public/tok/datasets', up)).toBeNull();
+    expect(isPublicRoute('POST', '/public/tok/datasets')).toBe(false);
+  });
+
+  it('the upload PUT and the push webhook go to the control plane, public; nothing else there is', () => {
+    const object = '/v2/uploads/deployments/d/sources/x.tar.gz';
+    expect(routeFor('PUT', object, up)).toBe('http://cp');
+    expect(isPublicRoute('PUT', object)).toBe(true);
+    expect(routeFor('GET', object, up)).toBeNull();
+    expect(isPublicRoute('GET', object)).toBe(false);
+    const hook = '/v1/integrations/git_host/3f1c0a52-8a3e-4d57-9a34-1e0c6f1d2b7a/webhook';
+    expect(routeFor('POST', hook, up)).toBe('http://cp');
+    expect(isPublicRoute('POST', hook)).toBe(true);
+    expect(isPublicRoute('POST', '/v1/integrations/git_host/install')).toBe(false);
+    expect(isPublicRoute('GET', '/v1/integrations/git_host/install')).toBe(false);
+    expect(isPublicRoute('POST', '/v1/integrations/git_host/a/b/webhook')).toBe(false);
+    // Without a control plane configured the gateway answers 503 (UNCONFIGURED_UPSTREAM), key or not.
+    expect(routeFor('PUT', object, { ingest: 'http://i', query: 'http://q' })).toBe(UNCONFIGURED_UPSTREAM);
+  });
+
+  it('every other proxied route needs a key', () => {
+    for (const [m, p] of [
+      ['GET', '/api/v1/sessions/x'],
+      ['POST', '/runs/batch'],
+      ['GET', '/api/v1/datasets'],
+      ['POST', '/v2/deployments'],
+      ['POST', '/deployments/x/upload-url'],
+      ['PUT', '/api/v1/datasets/x/share'],
+      ['GET', '/api/v1/publicity'],
+    ]) expect(isPublicRoute(m, p)).toBe(false);
+  });
+});

@@ -1,0 +1,65 @@
+import type * as http from 'node:http';
+import type { RateLimiter } from '../rate-limit/rate-limiter';
+import { routeFor, type Upstreams } from './gateway-proxy';
+
+type Listener = (req: http.IncomingMessage, res: http.ServerResponse) => void;
+type Proxy = (req: http.IncomingMessage, res: http.ServerResponse, next: (err?: unknown) => void) => void;
+
+function sendJson(res: http.ServerResponse, status: number, body: unknown): void {
+  const json = JSON.stringify(body);
+  res.writeHead(status, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(json) });
+  res.end(json);
+}
+
+/**
+ * Serves the proxied routes straight from the HTTP server, ahead of Express and Nest: the rate limiter
+ * (the same RateLimiter, answers and headers as its Express middleware), then the proxy. Every other
+ * request (the gateway's own routes: /info, /ok, administration, health) goes to the listeners the
+ * server had, i.e. the Express app, where the limiter middleware counts it as before.
+ * Call after the app is created and before it listens.
+ */
+export function serveProxiedRoutesFirst(server: http.Server, opts: { upstreams: Upstreams; limiter: RateLimiter | null; proxy: Proxy }): void {
+  const previous = server.listeners('request') as Listener[];
+  if (previous.length === 0) throw new Error('serveProxiedRoutesFirst: the server has no request listener yet');
+  server.removeAllListeners('request');
+  const app = (req: http.IncomingMessage, res: http.ServerResponse) => {
+    for (const l of previous) l.call(server, req, res);
+  };
+  const { limiter, proxy, upstreams } = opts;
+  const failed = (req: http.IncomingMessage, res: http.ServerResponse) => (err?: unknown) => {
+    // The proxy hands a request on only for routes it does not own, which never get here; keep a clear answer anyway.
+    if (!res.headersSent) sendJson(res, err ? 500 : 404, { detail: err ? 'Internal Server Error' : 'Not Found' });
+    req.resume();
+  };
+  server.on('request', (req: http.IncomingMessage, res: http.ServerResponse) => {
+    const url = req.url ?? '/';
+    const q = url.indexOf('?');
+    const path = q < 0 ? url : url.slice(0, q);
+    const method = req.method ?? 'GET';
+    if (routeFor(method, path, upstreams) === null) return app(req, res);
+    if (!limiter) return proxy(req, res, failed(req, res));
+    limiter.check({ method, path, headers: req.headers, remoteAddress: req.socket.remoteAddress }).then(
+      (d) => {
+        if (d.kind === 'store-down') {
+          if (d.failMode === 'open') return proxy(req, res, failed(req, res));
+          res.setHeader('Retry-After', '1');
+          sendJson(res, 503, { detail: 'Rate limiting is unavailable; retry shortly' });
+          req.resume();
+          return;
+        }
+        // IETF draft-ietf-httpapi-ratelimit-headers (draft 06 form): one header per field.
+        res.setHeader('RateLimit-Limit', String(d.quota.limit));
+        res.setHeader('RateLimit-Remaining', String(d.remaining));
+        res.setHeader('RateLimit-Reset', String(d.resetSeconds));
+        res.setHeader('RateLimit-Policy', `${d.quota.limit};w=${d.quota.windowSeconds}`);
+        if (d.kind === 'allowed') return proxy(req, res, failed(req, res));
+        res.setHeader('Retry-After', String(d.resetSeconds));
+        sendJson(res, 429, {
+          detail: `Rate limit exceeded: ${d.quota.limit} requests per ${d.quota.windowSeconds} s for ${d.rule.match} (${d.rule.category}); retry after ${d.resetSeconds} s`,
+        });
+        req.resume();
+      },
+      (err: unknown) => failed(req, res)(err ?? new Error('rate limiter failed')),
+    );
+  });
+}
