@@ -57,11 +57,22 @@ export interface Cluster {
   query: AppProcess;
   kafka: KafkaServer;
   clickhouse: ClickHouseServerProcess;
+  /** The audit process, when startCluster was given `auditEnv` (the gateway then routes /audit-logs to it). */
+  audit?: AppProcess;
   apiKey: string;
   env: Record<string, string>;
   /** Restarts one service process with the same settings (after a kill, say). */
-  restart(name: 'gateway' | 'ingest' | 'query'): Promise<AppProcess>;
+  restart(name: ClusterService): Promise<AppProcess>;
   stop(): Promise<void>;
+}
+
+export type ClusterService = 'gateway' | 'ingest' | 'query' | 'audit';
+
+export interface ClusterOptions {
+  ingestEnv?: Record<string, string>;
+  gatewayEnv?: Record<string, string>;
+  /** Also start the audit app with these settings added; the gateway gets its AUDIT_URL. */
+  auditEnv?: Record<string, string>;
 }
 
 /**
@@ -69,7 +80,7 @@ export interface Cluster {
  * PostgreSQL, and gateway, ingest and query as separate OS processes talking only through them.
  * Needs `npm run build` first (the services run from dist/).
  */
-export async function startCluster(opts: { ingestEnv?: Record<string, string>; gatewayEnv?: Record<string, string> } = {}): Promise<Cluster> {
+export async function startCluster(opts: ClusterOptions = {}): Promise<Cluster> {
   const work = mkdtempSync(join(tmpdir(), 'th-cluster-'));
   const kafka = await startKafka({ dataDir: join(work, 'kafka') });
   const clickhouse = await startClickHouseServerProcess(join(work, 'clickhouse'));
@@ -85,27 +96,38 @@ export async function startCluster(opts: { ingestEnv?: Record<string, string>; g
     QUERY_URL: `http://127.0.0.1:${queryPort}`,
     INGEST_URL: `http://127.0.0.1:${ingestPort}`,
   };
-  const procs: Record<'gateway' | 'ingest' | 'query', AppProcess> = {} as never;
-  const ports = { query: queryPort, ingest: ingestPort, gateway: await freePort() };
-  const start = async (name: 'gateway' | 'ingest' | 'query') => {
+  const procs: Partial<Record<ClusterService, AppProcess>> = {};
+  const ports = { query: queryPort, ingest: ingestPort, gateway: await freePort(), audit: await freePort() };
+  const auditEnv = opts.auditEnv ?? null;
+  const start = async (name: ClusterService) => {
     // Rate limits are off unless a test asks for them (with REDIS_URL): the spec's production values would throttle load tests.
-    const gatewayEnv = { BOOTSTRAP_API_KEY: apiKey, RATE_LIMIT_ENABLED: 'false', ...opts.gatewayEnv };
-    const extra = name === 'gateway' ? gatewayEnv : name === 'ingest' ? (opts.ingestEnv ?? {}) : {};
-    procs[name] = await startAppProcess(name, { ...env, ...extra }, { port: ports[name] });
-    return procs[name];
+    const gatewayEnv = {
+      BOOTSTRAP_API_KEY: apiKey,
+      RATE_LIMIT_ENABLED: 'false',
+      ...(auditEnv ? { AUDIT_URL: `http://127.0.0.1:${ports.audit}` } : {}),
+      ...opts.gatewayEnv,
+    };
+    const extra = name === 'gateway' ? gatewayEnv : name === 'ingest' ? (opts.ingestEnv ?? {}) : name === 'audit' ? (auditEnv ?? {}) : {};
+    const proc = await startAppProcess(name, { ...env, ...extra }, { port: ports[name] });
+    procs[name] = proc;
+    return proc;
   };
   await start('query');
   await start('ingest');
+  if (auditEnv) await start('audit');
   await start('gateway');
   return {
     get gateway() {
-      return procs.gateway;
+      return procs.gateway as AppProcess;
     },
     get ingest() {
-      return procs.ingest;
+      return procs.ingest as AppProcess;
     },
     get query() {
-      return procs.query;
+      return procs.query as AppProcess;
+    },
+    get audit() {
+      return procs.audit;
     },
     kafka,
     clickhouse,
@@ -113,7 +135,7 @@ export async function startCluster(opts: { ingestEnv?: Record<string, string>; g
     env,
     restart: start,
     async stop() {
-      for (const p of [procs.gateway, procs.ingest, procs.query]) await p?.stop();
+      for (const p of [procs.gateway, procs.audit, procs.ingest, procs.query]) await p?.stop();
       await clickhouse.stop();
       await kafka.stop();
       await db.drop();
