@@ -28,6 +28,17 @@ export const datasetCreateSchema = z.object({
 });
 export type DatasetCreate = z.infer<typeof datasetCreateSchema>;
 
+/** The text fields of POST /datasets/upload (multipart; `input_keys`/`output_keys` repeated; the CSV is the `file` part). */
+export const datasetCsvUploadSchema = z.object({
+  /** Defaults to the file name without `.csv`. */
+  name: z.string().trim().min(1).max(1024).optional(),
+  description: z.string().optional(),
+  data_type: datasetDataType.optional(),
+  input_keys: z.array(z.string().min(1)).min(1),
+  output_keys: z.array(z.string().min(1)).default([]),
+});
+export type DatasetCsvUpload = z.infer<typeof datasetCsvUploadSchema>;
+
 /** Null or absent means "leave unchanged"; `metadata` replaces `extra.metadata`. */
 export const datasetUpdateSchema = z.object({
   name: z.string().trim().min(1).max(1024).nullish(),

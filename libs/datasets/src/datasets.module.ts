@@ -1,6 +1,7 @@
 import { DynamicModule, Module } from '@nestjs/common';
 import { AuditPublisher } from '@th/bus';
 import { DataSource } from 'typeorm';
+import { CsvUploadController } from './csv-upload';
 import { DatasetsController, PublicDatasetsController } from './datasets.controller';
 import { DatasetsService } from './datasets.service';
 import { DatasetsStore } from './datasets.store';
@@ -16,7 +17,7 @@ export class DatasetsModule {
   static forRoot(dataSource: DataSource): DynamicModule {
     return {
       module: DatasetsModule,
-      controllers: [DatasetsController, PublicDatasetsController, ExamplesController, PlatformExamplesController, AttachmentDownloadController],
+      controllers: [CsvUploadController, DatasetsController, PublicDatasetsController, ExamplesController, PlatformExamplesController, AttachmentDownloadController],
       providers: [
         { provide: DATASETS_DATA_SOURCE, useValue: dataSource },
         { provide: DatasetsStore, useFactory: () => new DatasetsStore(dataSource) },
