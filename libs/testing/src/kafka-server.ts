@@ -1,6 +1,6 @@
 import { ChildProcess, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { closeSync, existsSync, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { closeSync, existsSync, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
@@ -339,10 +339,10 @@ export async function startKafka(opts: KafkaServerOptions = {}): Promise<KafkaSe
   };
   spawnWatchdog(layout.pidFile, opts.dataDir === undefined ? dataDir : undefined);
 
-  const port = opts.port ?? (await freePort());
+  let port = opts.port ?? (await freePort());
   let controllerPort = await freePort();
   while (controllerPort === port) controllerPort = await freePort();
-  const brokers = `127.0.0.1:${port}`;
+  let brokers = `127.0.0.1:${port}`;
 
   writeConfig(layout, port, controllerPort);
   await formatStorage(libs, layout);
@@ -403,7 +403,23 @@ export async function startKafka(opts: KafkaServerOptions = {}): Promise<KafkaSe
     }
   };
 
-  await launch();
+  // A port chosen by freePort() can be taken by another process before the broker binds it (parallel
+  // test files start brokers at the same time): then choose new ports and launch again.
+  for (let attempt = 1; ; attempt++) {
+    const logStart = existsSync(layout.logFile) ? statSync(layout.logFile).size : 0;
+    try {
+      await launch();
+      break;
+    } catch (err) {
+      const log = existsSync(layout.logFile) ? readFileSync(layout.logFile).subarray(logStart).toString('utf8') : '';
+      if (opts.port !== undefined || attempt >= 4 || !/Address already in use/.test(log)) throw err;
+      port = await freePort();
+      controllerPort = await freePort();
+      while (controllerPort === port) controllerPort = await freePort();
+      brokers = `127.0.0.1:${port}`;
+      writeConfig(layout, port, controllerPort);
+    }
+  }
 
   // Lifecycle calls queue up, so e.g. a stop() issued during restart() waits for it.
   let lifecycle: Promise<void> = Promise.resolve();
