@@ -1,10 +1,11 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { DEFAULT_SERVICE_VERSION } from '@th/config';
 import { buildOpenApiDocument } from '@th/gateway';
 
 // Writes (--write) or checks the committed gateway OpenAPI document generated from libs/contracts.
 const target = join(__dirname, '..', '..', '..', 'apps', 'gateway', 'openapi.json');
-const doc = JSON.stringify(buildOpenApiDocument('0.1.0'), null, 2) + '\n';
+const doc = JSON.stringify(buildOpenApiDocument(DEFAULT_SERVICE_VERSION), null, 2) + '\n';
 if (process.argv.includes('--write')) {
   writeFileSync(target, doc);
   process.stdout.write(`wrote ${target}\n`);

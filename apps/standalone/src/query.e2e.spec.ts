@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { DEFAULT_SERVICE_VERSION } from '@th/config';
 import { IdentityService, buildOpenApiDocument } from '@th/gateway';
 import { startTestStandalone, type TestStandalone } from './testing/standalone-harness';
 import { dottedSegment as seg } from '@th/ingest';
@@ -213,6 +214,6 @@ describe('query: runs, stats and projects through HTTP', () => {
     const served = (await (await fetch(`${svc.url}/openapi.json`)).json()) as Json;
     const committed = JSON.parse(readFileSync(join(__dirname, '..', '..', 'gateway', 'openapi.json'), 'utf8')) as Json;
     expect(served).toEqual(committed);
-    expect(buildOpenApiDocument('0.1.0')).toEqual(committed);
+    expect(buildOpenApiDocument(DEFAULT_SERVICE_VERSION)).toEqual(committed);
   });
 });

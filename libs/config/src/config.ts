@@ -53,6 +53,8 @@ export const bool = (fallback: boolean) =>
     .default(fallback ? 'true' : 'false')
     .transform((v) => v === 'true' || v === '1');
 
+export const DEFAULT_SERVICE_VERSION = '0.18.0';
+
 /** Settings every service shares. */
 export const commonConfigShape = {
   LOG_LEVEL: z.enum(['debug', 'info', 'warn', 'error']).default('info'),
@@ -61,7 +63,7 @@ export const commonConfigShape = {
    * published SDK read (features gated at 0.10.109 / 0.12.42 / 0.12.33; SDK resources at 0.16–0.18), not the npm
    * package version: this release implements those features, so it reports 0.18.0.
    */
-  SERVICE_VERSION: z.string().default('0.18.0'),
+  SERVICE_VERSION: z.string().default(DEFAULT_SERVICE_VERSION),
 };
 
 export const kafkaConfigShape = {
