@@ -85,9 +85,14 @@ describe('agent server as a process, without Kafka', () => {
     await b.proc.kill();
     const c = await start();
     const d = await start({ WORKER_CONCURRENCY: '0' }); // serves HTTP and reaps, takes no runs
-    // attempt 2 lands on c (d takes none); kill it as soon as it is running
-    for await (const e of c.client.runs.joinStream(t.thread_id, x)) if (e.event === 'values') break;
-    expect(await runRow(x)).toMatchObject({ status: 'running', attempt: 2 });
+    // attempt 2 lands on c (d takes none) once b's lease lapses; kill c as soon as attempt 2 is running
+    // (polled, bounded: the stream may replay attempt 1's events before the reaper requeues the run)
+    let row = await runRow(x);
+    for (const deadline = Date.now() + 90_000; !(row.status === 'running' && row.attempt === 2) && Date.now() < deadline; ) {
+      await new Promise((r) => setTimeout(r, 100));
+      row = await runRow(x);
+    }
+    expect(row).toMatchObject({ status: 'running', attempt: 2 });
     await c.proc.kill();
     const ended = await d.client.runs.join(t.thread_id, x);
     expect(ended).toEqual({ __error__: { error: 'WorkerLost', message: expect.stringContaining('attempt 2 of 2') } });
