@@ -24,6 +24,8 @@ const configSchema = z.object({
   EXPORT_WORKER: bool(true),
   EXPORT_MAX_CONCURRENT: z.coerce.number().int().min(1).default(2),
   EXPORT_POLL_MS: z.coerce.number().int().min(100).default(5_000),
+  /** How long a worker holds an export without a heartbeat: a worker that died is replaced after this. */
+  EXPORT_LEASE_MS: z.coerce.number().int().min(1_000).default(60_000),
   EXPORT_CHUNK_ROWS: z.coerce.number().int().min(100).default(5_000),
   EXPORT_ROWS_PER_FILE: z.coerce.number().int().min(1).default(250_000),
   EXPORT_RETRY_DELAY_MS: z.coerce.number().int().min(0).default(30_000),
@@ -45,6 +47,7 @@ runUntilSignal('export-worker', async () => {
         worker: config.EXPORT_WORKER,
         maxConcurrent: config.EXPORT_MAX_CONCURRENT,
         pollMs: config.EXPORT_POLL_MS,
+        leaseMs: config.EXPORT_LEASE_MS,
         chunkRows: config.EXPORT_CHUNK_ROWS,
         rowsPerFile: config.EXPORT_ROWS_PER_FILE,
         retryDelayMs: config.EXPORT_RETRY_DELAY_MS,

@@ -57,6 +57,8 @@ export interface Cluster {
   query: AppProcess;
   kafka: KafkaServer;
   clickhouse: ClickHouseServerProcess;
+  /** The export-worker process, when startCluster was given `exportWorkerEnv` (the gateway then routes /bulk-exports to it). */
+  exportWorker?: AppProcess;
   /** The audit process, when startCluster was given `auditEnv` (the gateway then routes /audit-logs to it). */
   audit?: AppProcess;
   apiKey: string;
@@ -66,11 +68,13 @@ export interface Cluster {
   stop(): Promise<void>;
 }
 
-export type ClusterService = 'gateway' | 'ingest' | 'query' | 'audit';
+export type ClusterService = 'gateway' | 'ingest' | 'query' | 'export-worker' | 'audit';
 
 export interface ClusterOptions {
   ingestEnv?: Record<string, string>;
   gatewayEnv?: Record<string, string>;
+  /** Also start the export-worker app with these settings added (EXPORT_ENCRYPTION_KEY is generated unless given). */
+  exportWorkerEnv?: Record<string, string>;
   /** Also start the audit app with these settings added; the gateway gets its AUDIT_URL. */
   auditEnv?: Record<string, string>;
 }
@@ -97,23 +101,26 @@ export async function startCluster(opts: ClusterOptions = {}): Promise<Cluster> 
     INGEST_URL: `http://127.0.0.1:${ingestPort}`,
   };
   const procs: Partial<Record<ClusterService, AppProcess>> = {};
-  const ports = { query: queryPort, ingest: ingestPort, gateway: await freePort(), audit: await freePort() };
+  const ports = { query: queryPort, ingest: ingestPort, gateway: await freePort(), 'export-worker': await freePort(), audit: await freePort() };
   const auditEnv = opts.auditEnv ?? null;
+  const exportWorkerEnv = opts.exportWorkerEnv ? { EXPORT_ENCRYPTION_KEY: randomBytes(24).toString('hex'), ...opts.exportWorkerEnv } : null;
   const start = async (name: ClusterService) => {
     // Rate limits are off unless a test asks for them (with REDIS_URL): the spec's production values would throttle load tests.
     const gatewayEnv = {
       BOOTSTRAP_API_KEY: apiKey,
       RATE_LIMIT_ENABLED: 'false',
+      ...(exportWorkerEnv ? { EXPORT_WORKER_URL: `http://127.0.0.1:${ports['export-worker']}` } : {}),
       ...(auditEnv ? { AUDIT_URL: `http://127.0.0.1:${ports.audit}` } : {}),
       ...opts.gatewayEnv,
     };
-    const extra = name === 'gateway' ? gatewayEnv : name === 'ingest' ? (opts.ingestEnv ?? {}) : name === 'audit' ? (auditEnv ?? {}) : {};
+    const extra = name === 'gateway' ? gatewayEnv : name === 'ingest' ? (opts.ingestEnv ?? {}) : name === 'export-worker' ? (exportWorkerEnv ?? {}) : name === 'audit' ? (auditEnv ?? {}) : {};
     const proc = await startAppProcess(name, { ...env, ...extra }, { port: ports[name] });
     procs[name] = proc;
     return proc;
   };
   await start('query');
   await start('ingest');
+  if (exportWorkerEnv) await start('export-worker');
   if (auditEnv) await start('audit');
   await start('gateway');
   return {
@@ -126,6 +133,9 @@ export async function startCluster(opts: ClusterOptions = {}): Promise<Cluster> 
     get query() {
       return procs.query as AppProcess;
     },
+    get exportWorker() {
+      return procs['export-worker'];
+    },
     get audit() {
       return procs.audit;
     },
@@ -135,7 +145,7 @@ export async function startCluster(opts: ClusterOptions = {}): Promise<Cluster> 
     env,
     restart: start,
     async stop() {
-      for (const p of [procs.gateway, procs.audit, procs.ingest, procs.query]) await p?.stop();
+      for (const p of [procs.gateway, procs['export-worker'], procs.audit, procs.ingest, procs.query]) await p?.stop();
       await clickhouse.stop();
       await kafka.stop();
       await db.drop();

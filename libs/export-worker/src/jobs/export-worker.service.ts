@@ -31,13 +31,17 @@ export class ExportWorkerService implements OnApplicationBootstrap, OnApplicatio
 
   async onApplicationBootstrap(): Promise<void> {
     if (!this.opts.worker) return;
-    await this.bus.subscribe(TOPICS.exports, { groupId: 'export-worker', maxBatchSize: 100 }, async (batch) => {
-      // Only wakes the worker: the job itself is durable in PostgreSQL and taken under a lease.
-      for (const m of batch) this.take(m.value.export_id);
-    });
     this.timer = setInterval(() => void this.tick(), this.opts.pollMs);
     this.timer.unref();
     void this.tick();
+    // The topic only wakes the worker early: the job itself is durable in PostgreSQL and taken under a lease, and the
+    // poll above finds it anyway. So the subscription is not awaited: joining the consumer group can take up to Kafka's
+    // session timeout when a worker just died (its member is still in the group), and a replacement must not wait for that.
+    this.bus
+      .subscribe(TOPICS.exports, { groupId: 'export-worker', maxBatchSize: 100 }, async (batch) => {
+        for (const m of batch) this.take(m.value.export_id);
+      })
+      .catch((err: unknown) => this.log.warn(`export wake-ups unavailable, polling only: ${err instanceof Error ? err.message : String(err)}`));
   }
 
   async onApplicationShutdown(): Promise<void> {
