@@ -48,7 +48,7 @@ describe('create_csv_dataset (POST /datasets/upload) through the standalone serv
     expect((ds as unknown as Json).example_count).toBe(2);
     const examples = [];
     for await (const e of client.listExamples({ datasetId: ds.id })) examples.push(e);
-    expect(examples.map((e) => [e.inputs, e.outputs]).sort((a, b) => String(a[0].question).localeCompare(String(b[0].question)))).toEqual([
+    expect(examples.map((e) => [e.inputs, e.outputs]).sort((a, b) => String((a[0] as Json).question).localeCompare(String((b[0] as Json).question)))).toEqual([
       [{ question: 'Say "hi", please', context: '' }, { answer: 'hi,\nthere' }],
       [{ question: 'What is 2+2?', context: 'math' }, { answer: '4' }],
     ]);

@@ -28,6 +28,7 @@ import {
   exampleUpdateManySchema,
   exampleUpdateSchema,
   httpValidationErrorSchema,
+  attachmentDownloadQuerySchema,
 } from '@th/contracts';
 import type { RouteDoc } from './openapi.routes';
 
@@ -43,6 +44,7 @@ export const DATASETS_ROUTES: RouteDoc[] = [
   { method: 'get', path: '/api/v1/datasets/{dataset_id}', summary: 'Read a dataset with example_count, session_count and last_session_start_time', tag: 'datasets', responses: { 200: datasetSchema, ...errors } },
   { method: 'patch', path: '/api/v1/datasets/{dataset_id}', summary: 'Update a dataset; a new schema must hold for every current example', tag: 'datasets', body: datasetUpdateSchema, responses: { 200: datasetSchema, 409: errorBodySchema, ...errors } },
   { method: 'delete', path: '/api/v1/datasets/{dataset_id}', summary: 'Delete a dataset with its examples and versions', tag: 'datasets', responses: { 200: ok, ...errors } },
+  { method: 'post', path: '/api/v1/datasets/upload', summary: 'Create a dataset from a CSV (multipart: file, input_keys and output_keys repeated, name, description, data_type); 409 on a name taken', tag: 'datasets', bodyType: 'multipart', responses: { 200: datasetSchema, 409: errorBodySchema, ...errors } },
   { method: 'post', path: '/api/v1/datasets/clone', summary: 'Copy examples of a dataset (as of a version, optionally some ids or splits) into another dataset', tag: 'datasets', body: datasetCloneSchema, responses: { 200: examples, ...errors } },
   { method: 'get', path: '/api/v1/datasets/{dataset_id}/versions', summary: 'Versions of a dataset, newest first (one per change of its examples)', tag: 'datasets', query: datasetVersionsListQuerySchema, responses: { 200: z.array(datasetVersionSchema), ...errors } },
   { method: 'get', path: '/api/v1/datasets/{dataset_id}/versions/diff', summary: 'Example ids added, removed and modified between two versions (timestamps or tags)', tag: 'datasets', query: datasetVersionsDiffQuerySchema, responses: { 200: datasetVersionsDiffSchema, ...errors } },
@@ -58,13 +60,14 @@ export const DATASETS_ROUTES: RouteDoc[] = [
   { method: 'post', path: '/api/v1/examples', summary: 'Create an example (validated against the dataset schemas)', tag: 'examples', body: exampleCreateWithDatasetSchema, responses: { 200: exampleSchema, 409: errorBodySchema, ...errors } },
   { method: 'post', path: '/api/v1/examples/bulk', summary: 'Create examples, all or nothing (one new version per dataset)', tag: 'examples', body: exampleCreateManySchema, responses: { 200: examples, 409: errorBodySchema, ...errors } },
   { method: 'patch', path: '/api/v1/examples/bulk', summary: 'Update examples, all or nothing', tag: 'examples', body: exampleUpdateManySchema, responses: { 200: examples, ...errors } },
-  { method: 'get', path: '/api/v1/examples', summary: 'List examples (by dataset, id, splits, metadata; as_of a timestamp or a version tag)', tag: 'examples', query: exampleListQuerySchema, responses: { 200: examples, ...errors } },
+  { method: 'get', path: '/api/v1/examples', summary: 'List examples (by dataset, id, splits, metadata, filter: eq/neq/gt/gte/lt/lte/has/exists/and/or/not over metadata, inputs, outputs; as_of a timestamp or a version tag)', tag: 'examples', query: exampleListQuerySchema, responses: { 200: examples, ...errors } },
   { method: 'delete', path: '/api/v1/examples', summary: 'Delete examples, all or nothing (older versions keep them)', tag: 'examples', query: exampleDeleteManyQuerySchema, responses: { 200: ok, ...errors } },
   { method: 'get', path: '/api/v1/examples/{example_id}', summary: 'Read an example (now or as_of a version)', tag: 'examples', query: exampleGetQuerySchema, responses: { 200: exampleSchema, ...errors } },
   { method: 'patch', path: '/api/v1/examples/{example_id}', summary: 'Update an example', tag: 'examples', body: exampleUpdateSchema, responses: { 200: exampleSchema, ...errors } },
   { method: 'delete', path: '/api/v1/examples/{example_id}', summary: 'Delete an example', tag: 'examples', responses: { 200: ok, ...errors } },
-  { method: 'post', path: '/api/v1/platform/datasets/{dataset_id}/examples', summary: "The SDK's createExamples: multipart parts <id>, <id>.inputs, <id>.outputs (attachments are refused with 422)", tag: 'examples', bodyType: 'multipart', responses: { 201: exampleBulkResultSchema, 409: errorBodySchema, ...errors } },
-  { method: 'patch', path: '/api/v1/platform/datasets/{dataset_id}/examples', summary: "The SDK's updateExamples (multipart)", tag: 'examples', bodyType: 'multipart', responses: { 200: exampleBulkResultSchema, ...errors } },
+  { method: 'post', path: '/api/v1/platform/datasets/{dataset_id}/examples', summary: "The SDK's createExamples: multipart parts <id>, <id>.inputs, <id>.outputs, <id>.attachment.<name> (files, <mime>; length=n)", tag: 'examples', bodyType: 'multipart', responses: { 201: exampleBulkResultSchema, 409: errorBodySchema, ...errors } },
+  { method: 'patch', path: '/api/v1/platform/datasets/{dataset_id}/examples', summary: "The SDK's updateExamples (multipart; <id>.attachments_operations {retain, rename} and new <id>.attachment.<name> files)", tag: 'examples', bodyType: 'multipart', responses: { 200: exampleBulkResultSchema, ...errors } },
   { method: 'patch', path: '/api/v1/platform/datasets/{dataset_id}/examples/metadata', summary: "The SDK's updateDatasetSplits: dataset_split array_add / array_remove", tag: 'examples', body: exampleMetadataPatchSchema, responses: { 200: z.object({ example_ids: z.array(z.string()) }), ...errors } },
   { method: 'post', path: '/api/v1/platform/datasets/examples/delete', summary: 'Delete examples (hard_delete also removes their history)', tag: 'examples', body: exampleDeleteManyBodySchema, responses: { 200: ok, ...errors } },
+  { method: 'get', path: '/public/example-attachments/{attachment_id}', summary: 'Download an example attachment through the signed, expiring URL given in attachment_urls (no API key; 403 when the signature is wrong or expired)', tag: 'examples', query: attachmentDownloadQuerySchema, responses: { 200: null, 403: errorBodySchema, 404: errorBodySchema, 422: httpValidationErrorSchema }, public: true },
 ];
