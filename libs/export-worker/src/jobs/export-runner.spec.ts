@@ -93,7 +93,7 @@ describe('export runner: resumption, leases and exactly-once output', () => {
     if (chDir) rmSync(chDir, { recursive: true, force: true });
   });
 
-  const newJob = async (): Promise<JobRow> => {
+  const newJob = async (filter: string | null = null): Promise<JobRow> => {
     const job = await repo.insertJob({
       tenant_id: tenant,
       organization_id: identity.organization_id,
@@ -104,7 +104,7 @@ describe('export runner: resumption, leases and exactly-once output', () => {
       start_us: T0_US.toString(),
       end_us: (T0_US + 2n * DAY_US).toString(),
       interval_hours: null,
-      filter: null,
+      filter,
       export_fields: ['name', 'start_time', 'outputs'],
       format_version: 'v2_beta',
       identity,
@@ -216,6 +216,19 @@ describe('export runner: resumption, leases and exactly-once output', () => {
     const { keys, rows } = await exported(job.id);
     expect(keys).toHaveLength(6);
     expectExactlyTheNewestRows(rows);
+  });
+
+  it('compiles the export filter into its chunk query and applies it to the newest version only', async () => {
+    // Every 3rd run has outputs {"v":2} in its newest version and {"v":1} in its older one: the older must not match.
+    const job = await newJob('like(outputs, "%\\"v\\":1%")');
+    const claimed = await repo.claim(job.id, 'w-filter', 60_000);
+    await runner().run(claimed as JobRow, 'w-filter', new AbortController().signal);
+    expect(await repo.finish(job.id, 'w-filter', 'COMPLETED', null)).toBe(true);
+    const { rows } = await exported(job.id);
+    const names = rows.map((r) => Number(r.name.slice(4))).sort((a, b) => a - b);
+    expect(names).toEqual(Array.from({ length: N }, (_, i) => i).filter((i) => i % 10 !== 0 && i % 3 !== 0));
+    expect(new Set(rows.map((r) => r.outputs))).toEqual(new Set(['{"v":1}']));
+    expect(Number((await repo.findJob({ tenant_id: tenant }, job.id))?.rows_written)).toBe(rows.length);
   });
 
   it('gives a job to exactly one of several competing workers', async () => {
