@@ -4,6 +4,7 @@ import { TOPICS, type AuditRecord } from '@th/contracts';
 import { EventBus } from '@th/bus';
 import { multipartBody } from '@th/testing';
 import { DATASETS_DATA_SOURCE } from '@th/datasets';
+import { isPublicRoute, routeFor } from '@th/gateway';
 import type { DataSource } from 'typeorm';
 import { startTestStandalone, type TestStandalone } from './testing/standalone-harness';
 
@@ -49,6 +50,14 @@ describe('example attachments through the standalone service', () => {
     const { body, contentType } = multipartBody(parts);
     return svc.api(`/api/v1/platform/datasets/${datasetId}/examples`, { method, body, headers: { 'content-type': contentType } });
   };
+
+  it('in the cluster form, the gateway passes attachment downloads to the query service without an API key', () => {
+    const up = { ingest: 'http://i', query: 'http://q' };
+    const path = `/public/example-attachments/${randomUUID()}`;
+    expect(routeFor('GET', path, up)).toBe('http://q');
+    expect(isPublicRoute('GET', path)).toBe(true);
+    expect(isPublicRoute('POST', path)).toBe(false);
+  });
 
   it('stores attachments uploaded with the SDK, versions them, and serves them by signed URL without an API key', async () => {
     const client = new Client({ apiUrl: `${svc.url}/api/v1`, apiKey: svc.apiKey, timeout_ms: 20_000 });

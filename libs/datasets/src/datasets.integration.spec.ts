@@ -97,8 +97,11 @@ describe('datasets services on PostgreSQL', () => {
     expect(await examples.list(identity, { dataset: d.id, offset: 0, limit: 10 })).toEqual([]);
   });
 
-  it('refuses a list with the unsupported filter language instead of answering unfiltered', async () => {
+  it('filters by the filter language and refuses unsupported expressions instead of answering unfiltered', async () => {
     const d = await datasets.create(identity, { name: `filter-${randomUUID()}` });
-    await expect(examples.list(identity, { dataset: d.id, filter: 'has(metadata, \'{"a":1}\')', offset: 0, limit: 10 })).rejects.toMatchObject({ code: 'validation' });
+    await examples.createMany(identity, d.id, [{ inputs: { q: 1 }, metadata: { a: 1 } }, { inputs: { q: 2 }, metadata: { a: 2 } }]);
+    const got = await examples.list(identity, { dataset: d.id, filter: 'has(metadata, \'{"a":1}\')', offset: 0, limit: 10 });
+    expect(got.map((e) => e.inputs.q)).toEqual([1]);
+    await expect(examples.list(identity, { dataset: d.id, filter: 'search("a")', offset: 0, limit: 10 })).rejects.toMatchObject({ code: 'validation' });
   });
 });
