@@ -17,6 +17,10 @@ export const controlPlaneConfigShape = {
   AGENT_SERVER_COMMAND: z.string().optional(),
   /** Where deployed agent servers send their traces (LANGSMITH_ENDPOINT). */
   AGENT_TRACING_ENDPOINT: z.string().url().optional(),
+  /** Where the local driver's per-deployment front proxies listen (default: 127.0.0.1, or the app's own host in standalone). */
+  AGENT_BIND_HOST: z.string().min(1).optional(),
+  /** Host name in the deployment URLs the local driver hands out (default: the bind host; 127.0.0.1 when that is 0.0.0.0). */
+  AGENT_PUBLIC_HOST: z.string().min(1).optional(),
   ROLLOUT_WORKER: bool(true),
   ROLLOUT_POLL_MS: z.coerce.number().int().min(50).default(2000),
   ROLLOUT_CONCURRENCY: z.coerce.number().int().min(1).max(64).default(4),
@@ -72,7 +76,8 @@ export function controlPlaneOptionsFromConfig(
         ...(c.AGENT_TRACING_ENDPOINT ? { LANGSMITH_ENDPOINT: c.AGENT_TRACING_ENDPOINT, LANGSMITH_TRACING: 'true' } : {}),
       },
       baseEnv,
-      host: ctx.host ?? '127.0.0.1',
+      host: c.AGENT_BIND_HOST ?? ctx.host ?? '127.0.0.1',
+      publicHost: c.AGENT_PUBLIC_HOST ?? ((c.AGENT_BIND_HOST ?? ctx.host ?? '127.0.0.1') === '0.0.0.0' ? '127.0.0.1' : (c.AGENT_BIND_HOST ?? ctx.host ?? '127.0.0.1')),
       buildTimeoutMs: c.BUILD_TIMEOUT_MS,
       deployTimeoutMs: c.DEPLOY_TIMEOUT_MS,
     },

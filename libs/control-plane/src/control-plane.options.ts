@@ -21,7 +21,10 @@ export interface ControlPlaneOptions {
     agentServerCommand: string[];
     agentServerEnv: Record<string, string>;
     baseEnv: Record<string, string>;
+    /** Listen address of the per-deployment front proxies. */
     host: string;
+    /** Host name used in the deployment URLs. */
+    publicHost: string;
     buildTimeoutMs: number;
     deployTimeoutMs: number;
   };

@@ -22,7 +22,10 @@ export interface LocalDriverOptions {
   agentServerEnv: Record<string, string>;
   /** Environment for build commands and servers (PATH, HOME...), taken from the control plane's at boot. */
   baseEnv: Record<string, string>;
+  /** Listen address of the per-deployment front proxies. */
   host: string;
+  /** Host name used in the deployment URLs. */
+  publicHost: string;
   buildTimeoutMs: number;
   deployTimeoutMs: number;
 }
@@ -133,7 +136,7 @@ export class LocalDriver implements RolloutDriver {
     const runtime: DeploymentRuntime = { ...d.runtime, database_name: name, database_url: url.toString() };
     await save(runtime);
     const front = await this.ensureFront(d.id, runtime.front_port ?? 0);
-    const withFront: DeploymentRuntime = { ...runtime, front_port: front, url: `http://${this.opts.host}:${front}` };
+    const withFront: DeploymentRuntime = { ...runtime, front_port: front, url: `http://${this.opts.publicHost}:${front}` };
     await save(withFront);
     return withFront;
   }
@@ -225,7 +228,7 @@ export class LocalDriver implements RolloutDriver {
     await this.waitHealthy(pid, port, join(this.revisionDir(d, r), 'server.log'));
     const front = await this.ensureFront(d.id, runtime.front_port ?? 0);
     this.proxies.get(d.id)?.point(port);
-    const out: DeploymentRuntime = { ...runtime, front_port: front, url: `http://${this.opts.host}:${front}` };
+    const out: DeploymentRuntime = { ...runtime, front_port: front, url: `http://${this.opts.publicHost}:${front}` };
     await save(out);
     return { url: out.url as string, runtime: out };
   }
@@ -292,7 +295,7 @@ export class LocalDriver implements RolloutDriver {
       if (ok) {
         const front = await this.ensureFront(d.id, d.runtime.front_port ?? 0);
         this.proxies.get(d.id)?.point(s.port);
-        const out = { ...d.runtime, front_port: front, url: `http://${this.opts.host}:${front}` };
+        const out = { ...d.runtime, front_port: front, url: `http://${this.opts.publicHost}:${front}` };
         await save(out);
         return out;
       }
