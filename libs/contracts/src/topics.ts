@@ -27,8 +27,6 @@ export const deadLetterSchema = z.object({
 });
 export type DeadLetter = z.infer<typeof deadLetterSchema>;
 
-const genericEvent = z.record(z.string(), z.unknown());
-
 export const topicPayloadSchemas = {
   runs: z.union([runEventSchema, runControlEventSchema]),
   'runs.dlq': deadLetterSchema,
