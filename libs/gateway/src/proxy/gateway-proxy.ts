@@ -64,8 +64,11 @@ export function isPublicRoute(method: string, path: string): boolean {
 /** Upstream connections: kept alive, the most recently used socket first (fewer idle sockets to expire). */
 const agent = new http.Agent({ keepAlive: true, maxSockets: 256, maxFreeSockets: 256, scheduling: 'lifo' });
 const HOP_HEADERS = new Set(['connection', 'keep-alive', 'proxy-connection', 'transfer-encoding', 'upgrade', 'host', IDENTITY_HEADER]);
-/** Credentials a public route's service does not use: not forwarded. */
-const CREDENTIAL_HEADERS = new Set(['x-api-key', 'authorization']);
+/**
+ * Hop-by-hop headers, the identity header (only the gateway sets it) and the caller's credentials: the
+ * services trust the signed identity alone and never see an API key or a bearer token.
+ */
+const NOT_FORWARDED = new Set([...HOP_HEADERS, 'x-api-key', 'authorization']);
 /** Responses up to this size (by Content-Length) are read whole and sent with their headers in one write. */
 const BUFFERED_RESPONSE_BYTES = 64 * 1024;
 
@@ -104,7 +107,7 @@ export function gatewayProxy(opts: { upstreams: Upstreams; resolver: IdentityRes
     const headers: http.OutgoingHttpHeaders = {};
     const inbound = req.headers;
     for (const k in inbound) {
-      if (HOP_HEADERS.has(k) || (identityToken === null && CREDENTIAL_HEADERS.has(k))) continue;
+      if (NOT_FORWARDED.has(k)) continue;
       headers[k] = inbound[k];
     }
     if (identityToken !== null) headers[IDENTITY_HEADER] = identityToken;
