@@ -1,11 +1,14 @@
-import { Controller, Get } from '@nestjs/common';
+import { Controller, Get, Inject } from '@nestjs/common';
 import { Public } from '@th/auth';
-import { OPENAPI_DOCUMENT_VERSION, buildOpenApiDocument } from './openapi.document';
+import { buildOpenApiDocument } from './openapi.document';
+import { GATEWAY_INFO_OPTIONS, type GatewayInfoOptions } from '../info.controller';
 
 @Controller()
 export class OpenApiController {
-  /** The committed document, byte for byte: its version is the API document's, not the release's (/info reports that). */
-  private readonly doc = buildOpenApiDocument(OPENAPI_DOCUMENT_VERSION);
+  private readonly doc: Record<string, unknown>;
+  constructor(@Inject(GATEWAY_INFO_OPTIONS) opts: GatewayInfoOptions) {
+    this.doc = buildOpenApiDocument(opts.version);
+  }
 
   @Get('openapi.json')
   @Public()

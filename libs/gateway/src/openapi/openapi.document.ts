@@ -3,9 +3,6 @@ import { ROUTES } from './openapi.routes';
 
 type Json = Record<string, unknown>;
 
-/** info.version of the committed document (apps/gateway/openapi.json; tools/openapi writes it with this value). */
-export const OPENAPI_DOCUMENT_VERSION = '0.1.0';
-
 function schemaOf(schema: z.ZodTypeAny, io: 'input' | 'output'): Json {
   const s = z.toJSONSchema(schema, { io, unrepresentable: 'any', target: 'openapi-3.0' }) as Json;
   delete s.$schema;
