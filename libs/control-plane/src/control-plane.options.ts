@@ -1,4 +1,5 @@
 import type { Installation } from './deployments/deployment-rules';
+import type { LocalDriverOptions } from './rollout/local.driver';
 
 export const CONTROL_PLANE_OPTIONS = Symbol('CONTROL_PLANE_OPTIONS');
 
@@ -15,19 +16,7 @@ export interface ControlPlaneOptions {
   rolloutWorker: boolean;
   rolloutPollMs: number;
   rolloutConcurrency: number;
-  local: {
-    workDir: string;
-    databaseAdminUrl: string;
-    agentServerCommand: string[];
-    agentServerEnv: Record<string, string>;
-    baseEnv: Record<string, string>;
-    /** Listen address of the per-deployment front proxies. */
-    host: string;
-    /** Host name used in the deployment URLs. */
-    publicHost: string;
-    buildTimeoutMs: number;
-    deployTimeoutMs: number;
-  };
+  local: LocalDriverOptions;
   k8s: {
     /** Time a k8s rollout may take to become available. */
     readyTimeoutMs: number;

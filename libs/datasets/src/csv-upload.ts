@@ -2,12 +2,11 @@ import { Controller, HttpCode, Post, Req } from '@nestjs/common';
 import { datasetCsvUploadSchema, type Dataset, type DatasetCsvUpload, type ExampleCreate, type Identity, type ValidationErrorItem } from '@th/contracts';
 import { AuditPublisher, TrackedOperation } from '@th/bus';
 import { CurrentIdentity } from '@th/auth';
-import { ValidationFailed, parseOrThrow, type RawBodyRequest } from '@th/platform';
+import { ValidationFailed, parseOrThrow, type RawBodyRequest, MultipartError, multipartBoundary, parseMultipart } from '@th/platform';
 import { CsvError, parseCsv } from './csv';
 import { DatasetsService } from './datasets.service';
 import { DatasetsStore } from './datasets.store';
 import { ExamplesService } from './examples.service';
-import { MultipartError, multipartBoundary, parseMultipart } from './multipart';
 
 /** Rows of one CSV upload at most (the body is bounded by MAX_BODY_BYTES as well). */
 export const CSV_MAX_ROWS = 50_000;

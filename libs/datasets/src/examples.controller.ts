@@ -24,9 +24,8 @@ import {
 } from '@th/contracts';
 import { CurrentIdentity, Public } from '@th/auth';
 import { TrackedOperation } from '@th/bus';
-import { ValidationFailed, parseOrThrow, type RawBodyRequest } from '@th/platform';
+import { ValidationFailed, parseOrThrow, type RawBodyRequest, MultipartError, multipartBoundary, parseMultipart } from '@th/platform';
 import { ExamplesService } from './examples.service';
-import { MultipartError, multipartBoundary, parseMultipart } from './multipart';
 import type { AttachmentUpload } from './attachments';
 
 @Controller('examples')

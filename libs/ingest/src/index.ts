@@ -4,7 +4,6 @@ export * from './ingest.options';
 export * from './run-writer.service';
 export * from './run-merge';
 export * from './run-row';
-export * from './multipart';
 export * from './project-directory';
 export * from './otel/otlp-proto';
 export * from './otel/otlp-map';

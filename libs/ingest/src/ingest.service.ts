@@ -16,10 +16,9 @@ import {
 } from '@th/contracts';
 import { EventBus, type OutgoingMessage } from '@th/bus';
 import { ClickHouse } from '@th/clickhouse';
-import { DomainError, ErrorCode, ValidationFailed, toValidationErrors } from '@th/platform';
+import { DomainError, ErrorCode, ValidationFailed, toValidationErrors, multipartBoundary, parseMultipart, MultipartError } from '@th/platform';
 import { dottedSegment, parseDottedOrder } from './run-merge';
 import { ProjectDirectory } from './project-directory';
-import { multipartBoundary, parseMultipart, MultipartError } from './multipart';
 import { INGEST_OPTIONS, type IngestOptions } from './ingest.options';
 import { nextVersion } from './run-writer.service';
 import { UsageGate, applyRetention } from './workspace-limits';

@@ -6,3 +6,4 @@ export * from './http-exception.filter';
 export * from './health';
 export * from './http-app';
 export * from './net';
+export * from './multipart';
