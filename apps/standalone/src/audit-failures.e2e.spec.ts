@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { TOPICS, type AuditOperation, type AuditRecord } from '@th/contracts';
 import { EventBus } from '@th/bus';
+import { BUILTIN_ROLES } from '@th/gateway';
 import { startTestStandalone, type TestStandalone } from './testing/standalone-harness';
 
 type Json = Record<string, any>;
@@ -124,5 +125,65 @@ describe('tracked operations: every attempt audited once, 422s included', () => 
   it('gateway admin: API key creation with an invalid body is one Failure; a valid one one Success', async () => {
     await expect422Failure('create_api_key', '/api/v1/api-key', { method: 'POST', json: { description: 5 } });
     await expectSuccess('create_api_key', '/api/v1/api-key', { method: 'POST', json: { description: 'af' } });
+  });
+  describe('refused by the auth guard (401/403) before the handler runs', () => {
+    let viewerKey: string;
+    beforeAll(async () => {
+      const res = await svc.api('/api/v1/api-key', { method: 'POST', json: { description: 'viewer', role_id: BUILTIN_ROLES.workspaceViewer.id } });
+      expect(res.status).toBe(200);
+      viewerKey = ((await res.json()) as Json).key as string;
+    });
+    const countDatasets = async () => ((await (await svc.api('/api/v1/datasets?limit=100')).json()) as Json[]).length;
+
+    it('a viewer key refused on a tracked write: 403 and one Failure with the key as actor; nothing written', async () => {
+      const before = await countDatasets();
+      const r = await attempt('/api/v1/datasets', { method: 'POST', json: { name: `af-viewer-${randomUUID()}` }, headers: { 'x-api-key': viewerKey } });
+      expect(r.status).toBe(403);
+      expect(r.events).toHaveLength(1);
+      expect(r.events[0]).toMatchObject({
+        operation: 'create_dataset',
+        status: 'Failure',
+        organization_id: svc.organizationId,
+        workspace_id: svc.workspaceId,
+        credential_type: 'api_key',
+        credential_id: expect.any(String),
+        resources: [],
+        request: { method: 'POST', path: '/api/v1/datasets' },
+      });
+      expect(r.events[0].error).toEqual(r.body.detail);
+      expect(await countDatasets()).toBe(before);
+    });
+
+    it('a refused write names the resource of a tracked route', async () => {
+      const id = randomUUID();
+      const r = await attempt(`/api/v1/datasets/${id}`, { method: 'DELETE', headers: { 'x-api-key': viewerKey } });
+      expect(r.status).toBe(403);
+      expect(r.events.map((e) => [e.operation, e.status, e.resources])).toEqual([['delete_dataset', 'Failure', [{ type: 'dataset', id }]]]);
+    });
+
+    it('a valid key asking for a workspace it may not act in: 403 and one Failure attributed to the key and its organization', async () => {
+      const r = await attempt('/api/v1/datasets', { method: 'POST', json: { name: `af-ws-${randomUUID()}` }, headers: { 'x-tenant-id': randomUUID() } });
+      expect(r.status).toBe(403);
+      expect(r.events).toHaveLength(1);
+      expect(r.events[0]).toMatchObject({ operation: 'create_dataset', status: 'Failure', organization_id: svc.organizationId, credential_id: expect.any(String) });
+      expect(r.events[0].error).toBe('This API key cannot act in the requested workspace');
+    });
+
+    it('unauthenticated attempts (no key, unknown key) get 401 and are not recorded: they belong to no organization', async () => {
+      const before = audit.length;
+      const none = await fetch(`${svc.url}/api/v1/datasets`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ name: 'x' }) });
+      expect(none.status).toBe(401);
+      const unknown = await attempt('/api/v1/datasets', { method: 'POST', json: { name: 'x' }, headers: { 'x-api-key': 'th_unknown' } });
+      expect(unknown.status).toBe(401);
+      expect(audit.length).toBe(before);
+      expect(audit.some((e) => e.request?.path === '/api/v1/datasets' && e.organization_id === null)).toBe(false);
+    });
+
+    it('a refusal on a route that is not tracked records nothing', async () => {
+      // Creating a tracing project is not one of the spec's tracked operations.
+      const r = await attempt('/api/v1/sessions', { method: 'POST', json: { name: `af-untracked-${randomUUID()}` }, headers: { 'x-api-key': viewerKey } });
+      expect(r.status).toBe(403);
+      expect(r.events).toEqual([]);
+    });
   });
 });

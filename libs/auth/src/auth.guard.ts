@@ -1,4 +1,4 @@
-import { CanActivate, ExecutionContext, Inject, Injectable, SetMetadata, createParamDecorator } from '@nestjs/common';
+import { CanActivate, ExecutionContext, Inject, Injectable, Optional, SetMetadata, createParamDecorator } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
 import type { Request } from 'express';
 import type { Identity, Plan } from '@th/contracts';
@@ -15,6 +15,32 @@ export const INTERNAL_SIGNING_KEY = Symbol('INTERNAL_SIGNING_KEY');
 
 export type AuthenticatedRequest = Request & { identity?: Identity };
 
+/**
+ * Told by AuthGuard about every request it refuses (401/403), before the error is returned. The bus
+ * module registers one that records a Failure for routes marked as tracked operations (libs/auth
+ * cannot depend on libs/bus, so the dependency points this way). Optional: without one, nothing happens.
+ */
+export interface AuthRefusalListener {
+  /** `identity` is the caller's when one was resolved (see refusedIdentityOf), else null. Must not throw. */
+  refused(ctx: ExecutionContext, identity: Identity | null, err: unknown): Promise<void>;
+}
+export const AUTH_REFUSAL_LISTENER = Symbol('AUTH_REFUSAL_LISTENER');
+
+const REFUSED_IDENTITY = Symbol('th:refused-identity');
+/**
+ * Attaches the credential's identity to an error a resolver throws after the credential itself was
+ * verified (e.g. a valid key asking for a workspace it may not act in), so the refusal can be
+ * attributed to its actor and organization. Returns the error.
+ */
+export function withRefusedIdentity<E extends Error>(err: E, identity: Identity): E {
+  Object.defineProperty(err, REFUSED_IDENTITY, { value: identity, enumerable: false });
+  return err;
+}
+/** The identity withRefusedIdentity attached to `err`, or null. */
+export function refusedIdentityOf(err: unknown): Identity | null {
+  return err && typeof err === 'object' ? ((err as { [REFUSED_IDENTITY]?: Identity })[REFUSED_IDENTITY] ?? null) : null;
+}
+
 const PUBLIC_KEY = 'th:public';
 /** Marks a route as reachable without credentials (health, /info, /ok). */
 export const Public = () => SetMetadata(PUBLIC_KEY, true);
@@ -30,17 +56,30 @@ export class AuthGuard implements CanActivate {
   constructor(
     private readonly reflector: Reflector,
     @Inject(IDENTITY_RESOLVER) private readonly resolver: IdentityResolver,
+    @Optional() @Inject(AUTH_REFUSAL_LISTENER) private readonly refusals?: AuthRefusalListener,
   ) {}
 
   async canActivate(ctx: ExecutionContext): Promise<boolean> {
     const req = ctx.switchToHttp().getRequest<AuthenticatedRequest>();
     const isPublic = this.reflector.getAllAndOverride<boolean>(PUBLIC_KEY, [ctx.getHandler(), ctx.getClass()]);
-    const identity = await this.resolver.resolve(req).catch((err) => {
-      if (isPublic) return null;
+    if (isPublic) {
+      const identity = await this.resolver.resolve(req).catch(() => null);
+      if (identity) req.identity = identity;
+      return true;
+    }
+    let identity: Identity | null = null;
+    try {
+      identity = await this.resolver.resolve(req);
+      if (identity) req.identity = identity;
+      this.authorize(ctx, req, identity);
+      return true;
+    } catch (err) {
+      if (this.refusals) await this.refusals.refused(ctx, identity ?? refusedIdentityOf(err), err).catch(() => undefined);
       throw err;
-    });
-    if (identity) req.identity = identity;
-    if (isPublic) return true;
+    }
+  }
+
+  private authorize(ctx: ExecutionContext, req: AuthenticatedRequest, identity: Identity | null): void {
     if (!identity) throw unauthorized('Missing or invalid API key');
     const targets = [ctx.getHandler(), ctx.getClass()];
     const orgScoped = this.reflector.getAllAndOverride<boolean>(ORGANIZATION_SCOPE_KEY, targets);
@@ -51,7 +90,6 @@ export class AuthGuard implements CanActivate {
     else if (!orgScoped) assertDefaultWorkspaceAccess(identity, req.method, req.path);
     const plans = this.reflector.getAllAndOverride<Plan[] | undefined>(REQUIRED_PLANS_KEY, targets);
     if (plans && plans.length > 0) assertPlan(identity, plans);
-    return true;
   }
 }
 

@@ -5,7 +5,8 @@ import { AuditPublisher } from './audit.publisher';
 import { EventBus } from './bus';
 import { InProcessBus } from './in-process.bus';
 import { KafkaBus, type KafkaBusOptions } from './kafka.bus';
-import { TrackedOperationInterceptor } from './tracked-operation';
+import { AUTH_REFUSAL_LISTENER } from '@th/auth';
+import { TrackedOperationInterceptor, TrackedOperationRefusalRecorder } from './tracked-operation';
 
 class BusShutdown implements OnApplicationShutdown {
   constructor(private readonly bus: EventBus) {}
@@ -31,6 +32,8 @@ export class BusModule {
         { provide: AuditPublisher, useValue: new AuditPublisher(bus, opts.service ?? 'standalone') },
         // Every app joins the bus through this module, so every app records failed tracked operations.
         { provide: APP_INTERCEPTOR, useClass: TrackedOperationInterceptor },
+        // ... and the ones AuthGuard refuses before any interceptor runs (401/403).
+        { provide: AUTH_REFUSAL_LISTENER, useClass: TrackedOperationRefusalRecorder },
         {
           provide: BusShutdown,
           inject: [HealthRegistry],
@@ -40,7 +43,7 @@ export class BusModule {
           },
         },
       ],
-      exports: [EventBus, AuditPublisher],
+      exports: [EventBus, AuditPublisher, AUTH_REFUSAL_LISTENER],
     };
   }
 }

@@ -3,6 +3,7 @@ import { Reflector } from '@nestjs/core';
 import type { Request } from 'express';
 import { Observable } from 'rxjs';
 import type { AuditOperation, Identity } from '@th/contracts';
+import type { AuthRefusalListener } from '@th/auth';
 import { auditRequestContext, type AuditRequestContext } from './audit-context';
 import { AuditPublisher } from './audit.publisher';
 
@@ -72,17 +73,48 @@ export class TrackedOperationInterceptor implements NestInterceptor {
   }
 
   private recordFailure(meta: TrackedOperationMeta, req: Request & { identity?: Identity }, err: unknown): Promise<void> {
-    const identity = req.identity ?? null;
-    const param = meta.resourceParam ? req.params?.[meta.resourceParam] : undefined;
-    const resources = meta.resourceType && typeof param === 'string' && UUID.test(param) ? [{ type: meta.resourceType, id: param }] : [];
-    return this.audit.record({
-      operation: meta.operation,
-      identity,
-      ...(identity ? { workspace_id: identity.tenant_id || null } : {}),
-      resources,
-      status: 'Failure',
-      error: err instanceof Error ? err.message : String(err),
-      request: { method: req.method, path: (req.originalUrl ?? req.url).split('?')[0], ip: req.ip ?? null, user_agent: req.headers['user-agent'] ?? null },
-    });
+    return recordTrackedFailure(this.audit, meta, req, req.identity ?? null, err);
+  }
+}
+
+function recordTrackedFailure(audit: AuditPublisher, meta: TrackedOperationMeta, req: Request, identity: Identity | null, err: unknown): Promise<void> {
+  const param = meta.resourceParam ? req.params?.[meta.resourceParam] : undefined;
+  const resources = meta.resourceType && typeof param === 'string' && UUID.test(param) ? [{ type: meta.resourceType, id: param }] : [];
+  return audit.record({
+    operation: meta.operation,
+    identity,
+    ...(identity ? { workspace_id: identity.tenant_id || null } : {}),
+    resources,
+    status: 'Failure',
+    error: err instanceof Error ? err.message : String(err),
+    request: { method: req.method, path: (req.originalUrl ?? req.url).split('?')[0], ip: req.ip ?? null, user_agent: req.headers['user-agent'] ?? null },
+  });
+}
+
+/**
+ * Registered by BusModule as AuthGuard's refusal listener: a request AuthGuard refuses (401/403) on a
+ * route marked @TrackedOperation never reaches TrackedOperationInterceptor (guards run first), so the
+ * Failure is recorded here, once per refused attempt.
+ *
+ * Only refusals with a known organization are recorded: a credential that was verified but may not do
+ * this (a viewer key on a write, a key asking for another workspace, an organization-scoped key without
+ * a workspace, a plan that lacks the feature). A request with no credential, or one that matches no
+ * credential, has no organization, so its event could never be shown in any organization's audit log;
+ * and recording it would let anyone without a credential write to the audit store at will. Such
+ * attempts get their 401 and are not recorded.
+ */
+@Injectable()
+export class TrackedOperationRefusalRecorder implements AuthRefusalListener {
+  constructor(
+    private readonly reflector: Reflector,
+    private readonly audit: AuditPublisher,
+  ) {}
+
+  async refused(context: ExecutionContext, identity: Identity | null, err: unknown): Promise<void> {
+    if (context.getType() !== 'http' || !identity) return;
+    const meta = this.reflector.getAllAndOverride<TrackedOperationMeta | undefined>(TRACKED_OPERATION, [context.getHandler(), context.getClass()]);
+    if (!meta) return;
+    // The attempt is refused anyway; an unrecordable audit event must not replace the 401/403.
+    await recordTrackedFailure(this.audit, meta, context.switchToHttp().getRequest<Request>(), identity, err).catch(() => undefined);
   }
 }

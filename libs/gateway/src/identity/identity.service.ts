@@ -4,7 +4,7 @@ import { promisify } from 'node:util';
 import type { Request } from 'express';
 import { DataSource, In, type Repository } from 'typeorm';
 import type { Identity } from '@th/contracts';
-import { looksLikeJwt, verifySessionToken, type IdentityResolver } from '@th/auth';
+import { looksLikeJwt, verifySessionToken, withRefusedIdentity, type IdentityResolver } from '@th/auth';
 import { forbidden, unauthorized } from '@th/platform';
 import {
   ApiKeyEntity,
@@ -145,14 +145,16 @@ export class IdentityService implements IdentityResolver {
     if (key.expires_at && key.expires_at.getTime() <= Date.now()) throw unauthorized('API key expired');
     const org = await this.cached(this.orgCache, key.organization_id, () => this.orgs.findOne({ where: { id: key.organization_id } }), oldest);
     if (!org) throw unauthorized('Invalid API key');
-    if (requestedOrg && requestedOrg !== key.organization_id) throw forbidden('This API key cannot act in the requested organization');
+    // From here the key is verified: a refusal is attributed to it (audited as its organization's Failure).
+    const actor: Identity = { organization_id: org.id, tenant_id: key.workspace_id ?? '', user_id: key.user_id, credential_id: key.id, credential_type: key.kind, plan: org.plan, permissions: [] };
+    if (requestedOrg && requestedOrg !== key.organization_id) throw withRefusedIdentity(forbidden('This API key cannot act in the requested organization'), actor);
     let tenantId = '';
     if (key.workspace_id) {
-      if (requestedTenant && requestedTenant !== key.workspace_id) throw forbidden('This API key cannot act in the requested workspace');
+      if (requestedTenant && requestedTenant !== key.workspace_id) throw withRefusedIdentity(forbidden('This API key cannot act in the requested workspace'), actor);
       tenantId = key.workspace_id;
     } else if (requestedTenant) {
       const ws = await this.workspaceInfo(requestedTenant, oldest);
-      if (!ws || ws.workspace.organization_id !== key.organization_id) throw forbidden('This API key cannot act in the requested workspace');
+      if (!ws || ws.workspace.organization_id !== key.organization_id) throw withRefusedIdentity(forbidden('This API key cannot act in the requested workspace'), actor);
       tenantId = requestedTenant;
     }
     const permissions =
