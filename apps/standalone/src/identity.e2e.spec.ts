@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { AuditRecord } from '@th/contracts';
 import { EventBus } from '@th/bus';
+import type { DataSource } from 'typeorm';
 import { BUILTIN_ROLES, IdentityService } from '@th/gateway';
 import { startTestStandalone, type TestStandalone } from './testing/standalone-harness';
 
@@ -352,5 +353,77 @@ describe('identity and administration through the standalone service', () => {
     expect(recorded('update_usage_limit').map((r) => r.status)).toEqual(['Failure', 'Failure', 'Success']);
     expect(recorded('delete_usage_limit').map((r) => r.status)).toEqual(['Success', 'Failure']);
     expect(recorded('update_usage_limit', 'Success')[0]).toMatchObject({ workspace_id: ws.id, resources: [{ type: 'usage_limit', id: limit.id }, { type: 'workspace', id: ws.id }] });
+  });
+  it('invitations: the invited user claims one and joins that organization with its roles; bad claims get a clear 4xx and change nothing', async () => {
+    const other = await svc.app.get(IdentityService).createOrganization({ name: `inviting-${randomUUID()}`, plan: 'enterprise' });
+    const asOther = (path: string, init: Init = {}) => call(path, { ...init, headers: { 'x-api-key': other.api_key, ...init.headers } });
+    // Two users of this organization, each with a session here.
+    const [ada, bob, cy] = ['ada', 'bob', 'cy'].map((n) => `${n}-${randomUUID()}@example.com`);
+    const users = (await json(
+      await admin('/api/v1/orgs/current/members/basic', { method: 'POST', json: { users: [ada, bob, cy].map((email) => ({ email, password: 'a long password' })) } }),
+      200,
+    )) as unknown as { user_id: string }[];
+    const session = async (email: string) => ({ authorization: `Bearer ${(await json(await call('/api/v1/auth/login', { method: 'POST', json: { email, password: 'a long password' } }), 200)).access_token as string}` });
+    const [asAda, asBob, asCy] = [await session(ada), await session(bob), await session(cy)];
+    // The other organization invites Ada (upper case: emails match case-insensitively) to its workspace as an editor.
+    const invite = await json(
+      await asOther('/api/v1/orgs/current/members', { method: 'POST', json: { email: ada.toUpperCase(), workspace_ids: [other.workspace_id], workspace_role_id: BUILTIN_ROLES.workspaceEditor.id } }),
+      200,
+    );
+    const claim = (id: string, headers: Record<string, string>) => call(`/api/v1/orgs/pending/${id}/claim`, { method: 'POST', headers });
+    const pending = async () => ((await json(await asOther('/api/v1/orgs/current/members'), 200)).pending as Json[]).map((p) => p.id);
+    const failures = () => recorded('update_org_member', 'Failure').length;
+    const failuresBefore = failures();
+
+    // Bad claims: no credential, malformed id, unknown id, someone else's invitation, a credential that is no user.
+    expect((await claim(invite.id as string, {})).status).toBe(401);
+    expect((await claim('not-a-uuid', asAda)).status).toBe(422);
+    const unknown = await claim(randomUUID(), asAda);
+    expect(unknown.status).toBe(404);
+    expect(await unknown.json()).toEqual({ detail: 'Invitation not found' });
+    const wrongUser = await claim(invite.id as string, asBob);
+    expect(wrongUser.status).toBe(404);
+    expect(await wrongUser.json()).toEqual({ detail: 'Invitation not found' });
+    const serviceKey = await claim(invite.id as string, { 'x-api-key': svc.apiKey });
+    expect(serviceKey.status).toBe(403);
+    // Nothing changed: still pending, Bob is no member of the other organization; each refused attempt one Failure
+    // (422, 404, 404, 403; the unauthenticated 401 belongs to no organization and is not recorded).
+    expect(await pending()).toEqual([invite.id]);
+    expect((await call('/api/v1/workspaces', { headers: { ...asBob, 'x-organization-id': other.organization_id } })).status).toBe(403);
+    expect(failures()).toBe(failuresBefore + 4);
+    expect(recorded('update_org_member', 'Failure').at(-1)).toMatchObject({ organization_id: svc.organizationId, user_id: null, error: expect.stringContaining('Only a user') });
+
+    // Ada claims it: a session for the other organization, with the invitation's roles.
+    const claimed = await json(await claim(invite.id as string, asAda), 200);
+    expect(claimed).toMatchObject({ token_type: 'bearer', access_token: expect.any(String), expires_in: expect.any(Number) });
+    const asAdaThere = { authorization: `Bearer ${claimed.access_token as string}` };
+    expect(((await json(await call('/api/v1/workspaces', { headers: asAdaThere }), 200)) as unknown as Json[]).map((w) => w.id)).toEqual([other.workspace_id]);
+    expect((await call('/api/v1/sessions', { method: 'POST', json: { name: `ada-${randomUUID()}` }, headers: { ...asAdaThere, 'x-tenant-id': other.workspace_id } })).status).toBe(200);
+    const members = await json(await asOther('/api/v1/orgs/current/members'), 200);
+    expect(members.pending).toEqual([]);
+    expect((members.members as Json[]).find((m) => m.email === ada)).toMatchObject({ user_id: users[0].user_id, role_id: BUILTIN_ROLES.organizationUser.id });
+    // Her membership here is unchanged.
+    expect((await call('/api/v1/workspaces', { headers: asAda })).status).toBe(200);
+    const [ok] = recorded('update_org_member', 'Success').filter((r) => r.organization_id === other.organization_id);
+    expect(ok).toMatchObject({
+      user_id: users[0].user_id,
+      credential_type: 'session',
+      workspace_id: null,
+      resources: [{ type: 'user', id: users[0].user_id }, { type: 'pending_member', id: invite.id }],
+      request: { method: 'POST', path: `/api/v1/orgs/pending/${invite.id as string}/claim` },
+    });
+
+    // Already claimed: the invitation is consumed.
+    expect((await claim(invite.id as string, asAda)).status).toBe(404);
+
+    // Expired: an invitation older than 7 days can no longer be claimed and stays pending for the administrator to delete.
+    const late = await json(await asOther('/api/v1/orgs/current/members', { method: 'POST', json: { email: cy } }), 200);
+    const ds = (svc.app.get(IdentityService) as unknown as { ds: DataSource }).ds;
+    await ds.query(`UPDATE "gateway"."org_invitations" SET "created_at" = now() - interval '8 days' WHERE "id" = $1`, [late.id]);
+    const expired = await claim(late.id as string, asCy);
+    expect(expired.status).toBe(400);
+    expect(((await expired.json()) as { detail: string }).detail).toMatch(/^The invitation expired at /);
+    expect(await pending()).toEqual([late.id]);
+    expect((await call('/api/v1/workspaces', { headers: { ...asCy, 'x-organization-id': other.organization_id } })).status).toBe(403);
   });
 });

@@ -7,7 +7,7 @@ import { IdentityService, type IdentityOptions } from './identity/identity.servi
 import { AdminService, type AdminOptions } from './admin/admin.service';
 import { AdminAudit } from './admin/admin-audit';
 import { ApiKeysController, AuthController, ServiceKeysController } from './admin/credentials.controller';
-import { OrgMembersController, WorkspacesController } from './admin/organization.controller';
+import { OrgMembersController, PendingInvitationsController, WorkspacesController } from './admin/organization.controller';
 import { CurrentWorkspaceController, UsageLimitsController } from './admin/workspace-settings.controller';
 
 export interface GatewayModuleOptions {
@@ -36,6 +36,7 @@ export class GatewayModule {
         AuthController,
         WorkspacesController,
         OrgMembersController,
+        PendingInvitationsController,
         CurrentWorkspaceController,
         UsageLimitsController,
       ],

@@ -26,4 +26,21 @@ export class AdminAudit {
       resourcesOf,
     );
   }
+
+  /**
+   * Like run, but the Success is recorded in the organization `orgOf` names (e.g. the inviting
+   * organization of a claimed invitation); a Failure stays with the caller's own organization.
+   */
+  async runIn<T>(operation: AuditOperation, identity: Identity, req: Request, fn: () => Promise<T>, orgOf: (r: T) => string, resourcesOf: (r: T) => Resources): Promise<T> {
+    const request = { method: req.method, path: req.originalUrl.split('?')[0], ip: req.ip ?? null, user_agent: req.headers['user-agent'] ?? null };
+    let result: T;
+    try {
+      result = await fn();
+    } catch (err) {
+      await this.audit.record({ operation, identity, workspace_id: identity.tenant_id || null, resources: [], status: 'Failure', error: err instanceof Error ? err.message : String(err), request });
+      throw err;
+    }
+    await this.audit.record({ operation, identity, organization_id: orgOf(result), workspace_id: null, resources: resourcesOf(result), status: 'Success', request });
+    return result;
+  }
 }

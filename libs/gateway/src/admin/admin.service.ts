@@ -43,6 +43,9 @@ export interface AdminOptions {
 }
 export const ADMIN_OPTIONS = Symbol('ADMIN_OPTIONS');
 
+/** Days an invitation can be claimed after it was sent (then the administrator invites again). */
+export const INVITATION_TTL_DAYS = 7;
+
 type CredentialKind = ApiKeyEntity['kind'];
 
 const toKeyInfo = (k: ApiKeyEntity): ApiKeyInfo => ({
@@ -482,6 +485,44 @@ export class AdminService {
       await m.update(ApiKeyEntity, { organization_id: identity.organization_id, user_id: userId, revoked_at: IsNull() }, { revoked_at: new Date() });
       await m.delete(OrgMemberEntity, { organization_id: identity.organization_id, user_id: userId });
     });
+  }
+
+  /**
+   * The invited user accepts an invitation: they become a member of the inviting organization with the
+   * invitation's role (and of its workspaces, those that still exist, with its workspace role), the
+   * invitation is consumed, and a session for that organization is returned. Only the user whose email
+   * the invitation names may claim it; any other caller, an unknown id and an already-claimed (consumed)
+   * invitation all get the same 404, so invitation ids cannot be probed.
+   */
+  async claimInvitation(identity: Identity, id: string): Promise<{ session: LoginResponse; member: OrgMember; organization_id: string }> {
+    if (!identity.user_id) throw forbidden('Only a user can claim an invitation: sign in (POST /api/v1/auth/login) or use a personal access token');
+    const secret = this.opts.sessionSecret;
+    if (!secret) throw badRequest('Sessions are not enabled (no SESSION_SECRET): a claimed invitation is used through a session');
+    const userId = identity.user_id;
+    const out = await this.write(async (m) => {
+      // Locked, so two concurrent claims of one invitation cannot both succeed.
+      const invite = await m.findOne(OrgInvitationEntity, { where: { id }, lock: { mode: 'pessimistic_write' } });
+      const user = await m.findOne(UserEntity, { where: { id: userId } });
+      if (!invite || !user || invite.email !== user.email.toLowerCase()) throw notFound('Invitation');
+      const expires = invite.created_at.getTime() + INVITATION_TTL_DAYS * 86_400_000;
+      if (expires <= Date.now()) throw badRequest(`The invitation expired at ${new Date(expires).toISOString()}; ask an administrator to invite you again`);
+      if ((await m.count(OrgMemberEntity, { where: { organization_id: invite.organization_id, user_id: userId } })) > 0) {
+        throw conflict('You are already a member of this organization');
+      }
+      const now = new Date();
+      await m.save(Object.assign(new OrgMemberEntity(), { organization_id: invite.organization_id, user_id: userId, role_id: invite.role_id, created_at: now }));
+      const workspaces = invite.workspace_ids.length ? await m.find(WorkspaceEntity, { where: { id: In(invite.workspace_ids), organization_id: invite.organization_id } }) : [];
+      for (const ws of workspaces) {
+        await m.save(
+          Object.assign(new WorkspaceMemberEntity(), { workspace_id: ws.id, user_id: userId, role_id: invite.workspace_role_id ?? BUILTIN_ROLES.workspaceViewer.id, created_at: now }),
+        );
+      }
+      await m.delete(OrgInvitationEntity, { id: invite.id });
+      const member: OrgMember = { user_id: userId, email: user.email, full_name: user.full_name, role_id: invite.role_id, created_at: now.toISOString() };
+      return { member, organization_id: invite.organization_id };
+    });
+    const token = await signSessionToken({ user_id: userId, organization_id: out.organization_id }, secret, this.opts.sessionTtlSeconds);
+    return { ...out, session: { access_token: token, token_type: 'bearer', expires_in: this.opts.sessionTtlSeconds } };
   }
 
   async deletePendingMember(identity: Identity, id: string): Promise<void> {

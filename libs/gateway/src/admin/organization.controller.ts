@@ -12,6 +12,7 @@ import {
   workspaceCreateSchema,
   workspaceUpdateSchema,
   type Identity,
+  type LoginResponse,
   type OrgMember,
   type OrgMembers,
   type Organization,
@@ -217,5 +218,38 @@ export class OrgMembersController {
   async deleteRole(@CurrentIdentity() identity: Identity, @Param() params: Record<string, string>, @Req() req: Request): Promise<Record<string, never>> {
     await this.audit.run('delete_role', identity, req, () => this.admin.deleteRole(identity, parseOrThrow(idParamSchema, params, ['path']).id), undefined, resource('role', params.id));
     return {};
+  }
+}
+
+/**
+ * Invitations addressed to the calling user (any organization): the invited user claims one and
+ * joins that organization. Audited as update_org_member of the inviting organization (the spec's
+ * tracked operations have no separate "claim"; a claim makes the invitee a member with a role).
+ */
+@Controller('orgs/pending')
+@OrganizationScope()
+export class PendingInvitationsController {
+  constructor(
+    private readonly admin: AdminService,
+    private readonly audit: AdminAudit,
+  ) {}
+
+  @Post(':id/claim')
+  @TrackedOperation('update_org_member')
+  @HttpCode(200)
+  claim(@CurrentIdentity() identity: Identity, @Param() params: Record<string, string>, @Req() req: Request): Promise<LoginResponse> {
+    return this.audit
+      .runIn(
+        'update_org_member',
+        identity,
+        req,
+        () => this.admin.claimInvitation(identity, parseOrThrow(idParamSchema, params, ['path']).id),
+        (r) => r.organization_id,
+        (r) => [
+          { type: 'user', id: r.member.user_id },
+          { type: 'pending_member', id: params.id },
+        ],
+      )
+      .then((r) => r.session);
   }
 }
