@@ -1,6 +1,16 @@
 import { Body, Controller, Delete, Get, Headers, HttpCode, Inject, Param, Patch, Post, Query, Req, Res } from '@nestjs/common';
 import type { Request, Response } from 'express';
-import { agentRunCancelQuerySchema, agentRunJoinStreamQuerySchema, agentRunListQuerySchema, type AgentAssistant, type AgentRun, type AgentThread, type AgentThreadState } from '@th/contracts';
+import {
+  agentRunCancelQuerySchema,
+  agentRunJoinStreamQuerySchema,
+  agentRunListQuerySchema,
+  type AgentAssistant,
+  type AgentAssistantVersion,
+  type AgentGraphSchemas,
+  type AgentRun,
+  type AgentThread,
+  type AgentThreadState,
+} from '@th/contracts';
 import { parseOrThrow } from '@th/platform';
 import { toRun } from './agent.repository';
 import { AgentService, pathId } from './agent.service';
@@ -39,6 +49,43 @@ export class AssistantsController {
   @Get(':assistant_id')
   get(@Param('assistant_id') id: string): Promise<AgentAssistant> {
     return this.agents.resolveAssistant(id);
+  }
+
+  @Patch(':assistant_id')
+  update(@Param('assistant_id') id: string, @Body() body: unknown): Promise<AgentAssistant> {
+    return this.agents.updateAssistant(id, body);
+  }
+
+  @Post(':assistant_id/versions')
+  @HttpCode(200)
+  versions(@Param('assistant_id') id: string, @Body() body: unknown): Promise<AgentAssistantVersion[]> {
+    return this.agents.assistantVersions(id, body);
+  }
+
+  @Post(':assistant_id/latest')
+  @HttpCode(200)
+  setLatest(@Param('assistant_id') id: string, @Body() body: unknown): Promise<AgentAssistant> {
+    return this.agents.setLatestVersion(id, body);
+  }
+
+  @Get(':assistant_id/graph')
+  graph(@Param('assistant_id') id: string, @Query() query: Record<string, unknown>): Promise<unknown> {
+    return this.agents.assistantGraphJson(id, query);
+  }
+
+  @Get(':assistant_id/schemas')
+  schemas(@Param('assistant_id') id: string): Promise<AgentGraphSchemas> {
+    return this.agents.assistantSchemas(id);
+  }
+
+  @Get(':assistant_id/subgraphs')
+  subgraphs(@Param('assistant_id') id: string, @Query() query: Record<string, unknown>): Promise<unknown> {
+    return this.agents.assistantSubgraphs(id, undefined, query);
+  }
+
+  @Get(':assistant_id/subgraphs/:namespace')
+  subgraphsIn(@Param('assistant_id') id: string, @Param('namespace') namespace: string, @Query() query: Record<string, unknown>): Promise<unknown> {
+    return this.agents.assistantSubgraphs(id, namespace, query);
   }
 
   @Delete(':assistant_id')
@@ -85,6 +132,23 @@ export class ThreadsController {
     return this.agents.getState(id, subgraphs === 'true' || subgraphs === '1');
   }
 
+  @Post(':thread_id/state')
+  @HttpCode(200)
+  updateState(@Param('thread_id') id: string, @Body() body: unknown): Promise<{ checkpoint: AgentThreadState['checkpoint']; configurable: Record<string, unknown> }> {
+    return this.agents.updateState(id, body);
+  }
+
+  @Post(':thread_id/state/checkpoint')
+  @HttpCode(200)
+  stateAtCheckpoint(@Param('thread_id') id: string, @Body() body: unknown): Promise<AgentThreadState> {
+    return this.agents.getStateAtCheckpoint(id, body);
+  }
+
+  @Get(':thread_id/state/:checkpoint_id')
+  stateAt(@Param('thread_id') id: string, @Param('checkpoint_id') checkpointId: string, @Query('subgraphs') subgraphs?: string): Promise<AgentThreadState> {
+    return this.agents.getStateAt(id, { checkpoint_id: checkpointId }, subgraphs === 'true' || subgraphs === '1');
+  }
+
   @Post(':thread_id/history')
   @HttpCode(200)
   history(@Param('thread_id') id: string, @Body() body: unknown): Promise<AgentThreadState[]> {
@@ -115,6 +179,12 @@ export class RunsController {
     const { run } = await this.agents.createRun(null, body);
     res.setHeader('Content-Location', `/runs/${run.run_id}`);
     return toRun(run);
+  }
+
+  @Post('runs/batch')
+  @HttpCode(200)
+  createBatch(@Body() body: unknown): Promise<AgentRun[]> {
+    return this.agents.createBatch(body);
   }
 
   @Post('threads/:thread_id/runs/wait')

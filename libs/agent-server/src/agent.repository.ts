@@ -3,6 +3,9 @@ import type {
   AgentAssistant,
   AgentAssistantCreate,
   AgentAssistantSearch,
+  AgentAssistantUpdate,
+  AgentAssistantVersion,
+  AgentAssistantVersions,
   AgentRun,
   AgentRunStatus,
   AgentThread,
@@ -82,6 +85,12 @@ export interface NewRun {
   after_seconds: number;
 }
 
+export interface CreateRunOptions {
+  createThread: boolean;
+  stateless: boolean;
+  threadMetadata: Record<string, unknown>;
+}
+
 export type CreateRunOutcome =
   | { kind: 'created'; run: RunRow; cancelled: string[] }
   | { kind: 'thread_missing' }
@@ -127,6 +136,23 @@ const toAssistant = (a: AssistantRow): AgentAssistant => ({
   updated_at: a.updated_at.toISOString(),
 });
 
+const toVersion = (a: Omit<AssistantRow, 'updated_at'>): AgentAssistantVersion => ({
+  assistant_id: a.assistant_id,
+  graph_id: a.graph_id,
+  name: a.name,
+  description: a.description,
+  config: a.config,
+  context: a.context,
+  metadata: a.metadata,
+  version: a.version,
+  created_at: a.created_at.toISOString(),
+});
+
+/** Copies the assistants row (its current version) into assistant_versions. */
+const SNAPSHOT_VERSION = `INSERT INTO ${S}.assistant_versions (assistant_id, version, graph_id, name, description, config, context, metadata, created_at)
+  SELECT assistant_id, version, graph_id, name, description, config, context, metadata, updated_at FROM ${S}.assistants WHERE assistant_id = $1
+  ON CONFLICT DO NOTHING`;
+
 const json = (v: unknown): string | null => (v === undefined ? null : JSON.stringify(v));
 
 /** The only code that speaks SQL for assistants, threads, runs, the run queue and run events. */
@@ -157,12 +183,17 @@ export class AgentRepository {
          ON CONFLICT (assistant_id) DO NOTHING`,
         [g.assistantId, g.graphId],
       );
+      await this.pool.query(SNAPSHOT_VERSION, [g.assistantId]);
     }
   }
 
   async createAssistant(id: string, a: AgentAssistantCreate): Promise<AgentAssistant | null> {
-    const sql = `INSERT INTO ${S}.assistants (assistant_id, graph_id, name, description, config, context, metadata)
-       VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT (assistant_id) DO NOTHING RETURNING *`;
+    // One statement: the assistant and its version 1.
+    const sql = `WITH ins AS (INSERT INTO ${S}.assistants (assistant_id, graph_id, name, description, config, context, metadata)
+       VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT (assistant_id) DO NOTHING RETURNING *),
+     v AS (INSERT INTO ${S}.assistant_versions (assistant_id, version, graph_id, name, description, config, context, metadata, created_at)
+       SELECT assistant_id, version, graph_id, name, description, config, context, metadata, updated_at FROM ins)
+     SELECT * FROM ins`;
     const r = await this.pool.query<AssistantRow>(sql, [
       id,
       a.graph_id,
@@ -178,6 +209,64 @@ export class AgentRepository {
   async getAssistant(id: string): Promise<AgentAssistant | null> {
     const r = await this.pool.query<AssistantRow>(`SELECT * FROM ${S}.assistants WHERE assistant_id = $1`, [id]);
     return r.rows[0] ? toAssistant(r.rows[0]) : null;
+  }
+
+  /**
+   * Stores a change as a new version (the highest so far plus one) and makes it current, in one
+   * transaction under the assistant's row lock. Null when the assistant does not exist.
+   */
+  async updateAssistant(id: string, u: AgentAssistantUpdate): Promise<AgentAssistant | null> {
+    return this.tx(async (c) => {
+      const cur = await c.query<AssistantRow>(`SELECT * FROM ${S}.assistants WHERE assistant_id = $1 FOR UPDATE`, [id]);
+      if (!cur.rowCount) return null;
+      const a = cur.rows[0];
+      const max = await c.query<{ v: number }>(`SELECT COALESCE(max(version), 0) AS v FROM ${S}.assistant_versions WHERE assistant_id = $1`, [id]);
+      const version = Math.max(Number(max.rows[0].v), a.version) + 1;
+      const r = await c.query<AssistantRow>(
+        `UPDATE ${S}.assistants SET graph_id = $2, name = $3, description = $4, config = $5, context = $6, metadata = $7, version = $8, updated_at = now()
+         WHERE assistant_id = $1 RETURNING *`,
+        [
+          id,
+          u.graph_id ?? a.graph_id,
+          u.name ?? a.name,
+          u.description !== undefined ? u.description : a.description,
+          json(u.config ?? a.config),
+          json(u.context ?? a.context),
+          json({ ...a.metadata, ...(u.metadata ?? {}) }),
+          version,
+        ],
+      );
+      await c.query(SNAPSHOT_VERSION, [id]);
+      return toAssistant(r.rows[0]);
+    });
+  }
+
+  /** An assistant's versions, newest first; null when the assistant does not exist. */
+  async listAssistantVersions(id: string, q: AgentAssistantVersions): Promise<AgentAssistantVersion[] | null> {
+    const exists = await this.pool.query(`SELECT 1 FROM ${S}.assistants WHERE assistant_id = $1`, [id]);
+    if (!exists.rowCount) return null;
+    const params: unknown[] = [id];
+    const cond = q.metadata !== undefined ? `AND metadata @> $${params.push(json(q.metadata))}::jsonb` : '';
+    const r = await this.pool.query<Omit<AssistantRow, 'updated_at'>>(
+      `SELECT * FROM ${S}.assistant_versions WHERE assistant_id = $1 ${cond} ORDER BY version DESC LIMIT $${params.push(q.limit)} OFFSET $${params.push(q.offset)}`,
+      params,
+    );
+    return r.rows.map(toVersion);
+  }
+
+  /** Makes a stored version current; 'absent' when the assistant or the version does not exist. */
+  async setLatestAssistantVersion(id: string, version: number): Promise<AgentAssistant | 'no_assistant' | 'no_version'> {
+    return this.tx(async (c) => {
+      const cur = await c.query(`SELECT 1 FROM ${S}.assistants WHERE assistant_id = $1 FOR UPDATE`, [id]);
+      if (!cur.rowCount) return 'no_assistant';
+      const r = await c.query<AssistantRow>(
+        `UPDATE ${S}.assistants a SET graph_id = v.graph_id, name = v.name, description = v.description, config = v.config, context = v.context,
+           metadata = v.metadata, version = v.version, updated_at = now()
+         FROM ${S}.assistant_versions v WHERE a.assistant_id = $1 AND v.assistant_id = $1 AND v.version = $2 RETURNING a.*`,
+        [id, version],
+      );
+      return r.rows[0] ? toAssistant(r.rows[0]) : 'no_version';
+    });
   }
 
   async deleteAssistant(id: string): Promise<boolean> {
@@ -256,6 +345,14 @@ export class AgentRepository {
     await this.pool.query(`UPDATE ${S}.threads SET "values" = $2, state_updated_at = now(), updated_at = now() WHERE thread_id = $1`, [id, json(values)]);
   }
 
+  /** Mirrors a state update on the thread row (its values and status), unless a run has taken the thread meanwhile. */
+  async setThreadState(id: string, values: unknown, status: AgentThreadStatus): Promise<void> {
+    await this.pool.query(
+      `UPDATE ${S}.threads SET "values" = $2, status = CASE WHEN active_run_id IS NULL THEN $3 ELSE status END, state_updated_at = now(), updated_at = now() WHERE thread_id = $1`,
+      [id, json(values), status],
+    );
+  }
+
   /** Deletes a thread's checkpoints newer than `after` (all when hasBase is false), their writes and blobs no checkpoint uses any more. */
   async deleteCheckpoints(c: PoolClient, threadId: string, after: string | null, hasBase: boolean): Promise<void> {
     const cond = hasBase ? `AND checkpoint_id > $2` : '';
@@ -277,54 +374,65 @@ export class AgentRepository {
    * follow the multitask strategy: reject refuses while a run is pending or running; interrupt and
    * rollback mark the active runs for cancellation (pending ones end at once); enqueue just queues.
    */
-  async createRun(run: NewRun, opts: { createThread: boolean; stateless: boolean; threadMetadata: Record<string, unknown> }): Promise<CreateRunOutcome> {
+  async createRun(run: NewRun, opts: CreateRunOptions): Promise<CreateRunOutcome> {
+    return this.tx((c) => this.createRunIn(c, run, opts));
+  }
+
+  /** Creates several runs in one transaction: all of them or, on any failure, none. */
+  async createRuns(runs: { run: NewRun; opts: CreateRunOptions }[]): Promise<CreateRunOutcome[]> {
     return this.tx(async (c) => {
-      if (opts.createThread) {
-        await c.query(`INSERT INTO ${S}.threads (thread_id, metadata, stateless) VALUES ($1, $2, $3) ON CONFLICT (thread_id) DO NOTHING`, [
-          run.thread_id,
-          json(opts.threadMetadata),
-          opts.stateless,
-        ]);
-      }
-      // The thread's row lock serializes run creation on one thread. The active runs are read by a second
-      // statement: its snapshot is taken after the lock is granted, so it sees a run a concurrent create just committed.
-      const t = await c.query<{ metadata: Record<string, unknown> }>(`SELECT metadata FROM ${S}.threads WHERE thread_id = $1 FOR UPDATE`, [run.thread_id]);
-      if (!t.rowCount) return { kind: 'thread_missing' };
-      const active = await c.query<{ run_id: string; status: AgentRunStatus }>(
-        `SELECT run_id, status FROM ${S}.runs WHERE thread_id = $1 AND status IN ('pending', 'running') ORDER BY created_at`,
-        [run.thread_id],
-      );
-      const cancelled: string[] = [];
-      if (active.rowCount) {
-        if (run.multitask_strategy === 'reject') return { kind: 'busy' };
-        if (run.multitask_strategy === 'interrupt' || run.multitask_strategy === 'rollback') {
-          for (const a of active.rows) {
-            cancelled.push(a.run_id);
-            if (a.status === 'pending') {
-              if (run.multitask_strategy === 'rollback') await c.query(`DELETE FROM ${S}.runs WHERE run_id = $1`, [a.run_id]);
-              else await c.query(`UPDATE ${S}.runs SET status = 'interrupted', updated_at = now() WHERE run_id = $1`, [a.run_id]);
-              await c.query(`SELECT pg_notify($1, $2)`, [CHANNELS.done, a.run_id]);
-            } else {
-              await c.query(`UPDATE ${S}.runs SET cancel_action = $2, updated_at = now() WHERE run_id = $1`, [a.run_id, run.multitask_strategy]);
-              await c.query(`SELECT pg_notify($1, $2)`, [CHANNELS.cancel, a.run_id]);
-            }
+      const out: CreateRunOutcome[] = [];
+      for (const r of runs) out.push(await this.createRunIn(c, r.run, r.opts));
+      return out;
+    });
+  }
+
+  private async createRunIn(c: PoolClient, run: NewRun, opts: CreateRunOptions): Promise<CreateRunOutcome> {
+    if (opts.createThread) {
+      await c.query(`INSERT INTO ${S}.threads (thread_id, metadata, stateless) VALUES ($1, $2, $3) ON CONFLICT (thread_id) DO NOTHING`, [
+        run.thread_id,
+        json(opts.threadMetadata),
+        opts.stateless,
+      ]);
+    }
+    // The thread's row lock serializes run creation on one thread. The active runs are read by a second
+    // statement: its snapshot is taken after the lock is granted, so it sees a run a concurrent create just committed.
+    const t = await c.query<{ metadata: Record<string, unknown> }>(`SELECT metadata FROM ${S}.threads WHERE thread_id = $1 FOR UPDATE`, [run.thread_id]);
+    if (!t.rowCount) return { kind: 'thread_missing' };
+    const active = await c.query<{ run_id: string; status: AgentRunStatus }>(
+      `SELECT run_id, status FROM ${S}.runs WHERE thread_id = $1 AND status IN ('pending', 'running') ORDER BY created_at`,
+      [run.thread_id],
+    );
+    const cancelled: string[] = [];
+    if (active.rowCount) {
+      if (run.multitask_strategy === 'reject') return { kind: 'busy' };
+      if (run.multitask_strategy === 'interrupt' || run.multitask_strategy === 'rollback') {
+        for (const a of active.rows) {
+          cancelled.push(a.run_id);
+          if (a.status === 'pending') {
+            if (run.multitask_strategy === 'rollback') await c.query(`DELETE FROM ${S}.runs WHERE run_id = $1`, [a.run_id]);
+            else await c.query(`UPDATE ${S}.runs SET status = 'interrupted', updated_at = now() WHERE run_id = $1`, [a.run_id]);
+            await c.query(`SELECT pg_notify($1, $2)`, [CHANNELS.done, a.run_id]);
+          } else {
+            await c.query(`UPDATE ${S}.runs SET cancel_action = $2, updated_at = now() WHERE run_id = $1`, [a.run_id, run.multitask_strategy]);
+            await c.query(`SELECT pg_notify($1, $2)`, [CHANNELS.cancel, a.run_id]);
           }
         }
       }
-      const meta = t.rows[0].metadata;
-      const patch: Record<string, unknown> = {};
-      if (meta.graph_id === undefined) patch.graph_id = run.graph_id;
-      if (meta.assistant_id === undefined) patch.assistant_id = run.assistant_id;
-      const ins = await c.query<RunRow>(
-        `WITH ins AS (
-           INSERT INTO ${S}.runs (run_id, thread_id, assistant_id, graph_id, status, metadata, kwargs, multitask_strategy, available_at)
-           VALUES ($1, $2, $3, $4, 'pending', $5, $6, $7, clock_timestamp() + make_interval(secs => $8)) RETURNING *),
-         ut AS (UPDATE ${S}.threads SET status = 'busy', graph_id = $4, metadata = metadata || $9::jsonb, updated_at = now() WHERE thread_id = $2)
-         SELECT ins.* FROM ins CROSS JOIN (SELECT pg_notify($10, '')) n`,
-        [run.run_id, run.thread_id, run.assistant_id, run.graph_id, json(run.metadata), json(run.kwargs), run.multitask_strategy, run.after_seconds, json(patch), CHANNELS.pending],
-      );
-      return { kind: 'created', run: ins.rows[0], cancelled };
-    });
+    }
+    const meta = t.rows[0].metadata;
+    const patch: Record<string, unknown> = {};
+    if (meta.graph_id === undefined) patch.graph_id = run.graph_id;
+    if (meta.assistant_id === undefined) patch.assistant_id = run.assistant_id;
+    const ins = await c.query<RunRow>(
+      `WITH ins AS (
+         INSERT INTO ${S}.runs (run_id, thread_id, assistant_id, graph_id, status, metadata, kwargs, multitask_strategy, available_at)
+         VALUES ($1, $2, $3, $4, 'pending', $5, $6, $7, clock_timestamp() + make_interval(secs => $8)) RETURNING *),
+       ut AS (UPDATE ${S}.threads SET status = 'busy', graph_id = $4, metadata = metadata || $9::jsonb, updated_at = now() WHERE thread_id = $2)
+       SELECT ins.* FROM ins CROSS JOIN (SELECT pg_notify($10, '')) n`,
+      [run.run_id, run.thread_id, run.assistant_id, run.graph_id, json(run.metadata), json(run.kwargs), run.multitask_strategy, run.after_seconds, json(patch), CHANNELS.pending],
+    );
+    return { kind: 'created', run: ins.rows[0], cancelled };
   }
 
   async getRun(threadId: string | null, runId: string): Promise<RunRow | null> {

@@ -1,7 +1,17 @@
 import { randomUUID } from 'node:crypto';
 import {
   agentAssistantCreateSchema,
+  agentAssistantGraphQuerySchema,
   agentAssistantSearchSchema,
+  agentAssistantSetLatestSchema,
+  agentAssistantSubgraphsQuerySchema,
+  agentAssistantUpdateSchema,
+  agentAssistantVersionsSchema,
+  agentRunBatchSchema,
+  agentThreadStateAtSchema,
+  agentThreadUpdateStateSchema,
+  type AgentAssistantVersion,
+  type AgentGraphSchemas,
   agentRunCreateSchema,
   agentThreadCreateSchema,
   agentThreadHistorySchema,
@@ -16,7 +26,7 @@ import {
 } from '@th/contracts';
 import { ValidationFailed, conflict, notFound, parseOrThrow, toValidationErrors } from '@th/platform';
 import type { z } from 'zod';
-import { CHANNELS, toRun, toThread, type AgentRepository, type RunRow } from './agent.repository';
+import { CHANNELS, toRun, toThread, type AgentRepository, type CreateRunOptions, type NewRun, type RunRow } from './agent.repository';
 import type { CompiledGraphLike, LoadedGraph, StateSnapshotLike } from './graph-registry';
 import type { Notifier } from './notifier';
 import { toWire } from './serialize';
@@ -81,6 +91,71 @@ export class AgentService {
     return { items, total, next: q.offset + items.length < total ? q.offset + items.length : null };
   }
 
+  /** The default assistant of a graph (created by the server, one per graph) is fixed: it is cached and shared by every process. */
+  private isDefault(assistantId: string): boolean {
+    return [...this.graphs.values()].some((g) => g.assistantId === assistantId);
+  }
+
+  /** PATCH /assistants/{id}: the change becomes a new version, made current. */
+  async updateAssistant(id: string, body: unknown): Promise<AgentAssistant> {
+    const u = parseOrThrow(agentAssistantUpdateSchema, body ?? {}, ['body']);
+    const aid = pathId(id, 'assistant_id');
+    if (this.isDefault(aid)) throw conflict(`Assistant ${aid} is the default assistant of its graph and cannot be changed; create an assistant instead`);
+    if (u.graph_id !== undefined && !this.graphs.has(u.graph_id)) throw notFound(`Graph ${u.graph_id}`);
+    const a = await this.repo.updateAssistant(aid, u);
+    if (!a) throw notFound(`Assistant ${id}`);
+    return a;
+  }
+
+  async assistantVersions(id: string, body: unknown): Promise<AgentAssistantVersion[]> {
+    const q = parseOrThrow(agentAssistantVersionsSchema, body ?? {}, ['body']);
+    const assistant = await this.resolveAssistant(id);
+    const versions = await this.repo.listAssistantVersions(assistant.assistant_id, q);
+    if (!versions) throw notFound(`Assistant ${id}`);
+    return versions;
+  }
+
+  async setLatestVersion(id: string, body: unknown): Promise<AgentAssistant> {
+    const { version } = parseOrThrow(agentAssistantSetLatestSchema, body ?? {}, ['body']);
+    const aid = pathId(id, 'assistant_id');
+    if (this.isDefault(aid)) throw conflict(`Assistant ${aid} is the default assistant of its graph and cannot be changed`);
+    const r = await this.repo.setLatestAssistantVersion(aid, version);
+    if (r === 'no_assistant') throw notFound(`Assistant ${id}`);
+    if (r === 'no_version') throw notFound(`Version ${version} of assistant ${id}`);
+    return r;
+  }
+
+  private async assistantGraph(id: string): Promise<{ assistant: AgentAssistant; graph: CompiledGraphLike }> {
+    const assistant = await this.resolveAssistant(id);
+    const loaded = this.graphs.get(assistant.graph_id);
+    if (!loaded) throw notFound(`Graph ${assistant.graph_id}`);
+    return { assistant, graph: loaded.graph };
+  }
+
+  /** GET /assistants/{id}/graph: the drawable graph ({nodes, edges}); xray includes subgraphs (true, or up to a depth). */
+  async assistantGraphJson(id: string, query: unknown): Promise<unknown> {
+    const q = parseOrThrow(agentAssistantGraphQuerySchema, query ?? {}, ['query']);
+    const { assistant, graph } = await this.assistantGraph(id);
+    const drawable = await graph.getGraphAsync({ ...assistant.config, xray: q.xray });
+    return toWire(drawable.toJSON());
+  }
+
+  /** GET /assistants/{id}/schemas: JSON Schemas from the graph's zod state definitions; null where the graph has none (e.g. Annotation state). */
+  async assistantSchemas(id: string): Promise<AgentGraphSchemas> {
+    const { assistant, graph } = await this.assistantGraph(id);
+    return { graph_id: assistant.graph_id, ...schemasOf(graph) };
+  }
+
+  /** GET /assistants/{id}/subgraphs[/{namespace}]: the schemas of the graph's subgraphs, keyed by namespace. */
+  async assistantSubgraphs(id: string, namespace: string | undefined, query: unknown): Promise<Record<string, Omit<AgentGraphSchemas, 'graph_id'>>> {
+    const q = parseOrThrow(agentAssistantSubgraphsQuerySchema, query ?? {}, ['query']);
+    const { graph } = await this.assistantGraph(id);
+    const out: Record<string, Omit<AgentGraphSchemas, 'graph_id'>> = {};
+    if (typeof graph.getSubgraphsAsync !== 'function') return out;
+    for await (const [ns, sub] of graph.getSubgraphsAsync(namespace, q.recurse)) out[ns] = schemasOf(sub);
+    return out;
+  }
+
   async deleteAssistant(id: string): Promise<void> {
     if (!(await this.repo.deleteAssistant(pathId(id, 'assistant_id')))) throw notFound(`Assistant ${id}`);
   }
@@ -129,6 +204,62 @@ export class AgentService {
     return toState(await graph.getState({ configurable: { thread_id: id.toLowerCase() } }, { subgraphs }));
   }
 
+  /** GET /threads/{id}/state/{checkpoint_id} and POST /threads/{id}/state/checkpoint: the state at one checkpoint (404 when it does not exist). */
+  async getStateAt(id: string, checkpoint: { checkpoint_id?: string; checkpoint_ns?: string }, subgraphs = false): Promise<AgentThreadState> {
+    const graph = await this.threadGraph(id);
+    const tid = id.toLowerCase();
+    const config = { configurable: { thread_id: tid, checkpoint_ns: checkpoint.checkpoint_ns ?? '', ...(checkpoint.checkpoint_id ? { checkpoint_id: checkpoint.checkpoint_id } : {}) } };
+    if (!graph) throw notFound(`Checkpoint ${checkpoint.checkpoint_id ?? ''} of thread ${id}`);
+    const saver = graph.checkpointer as { getTuple?: (c: unknown) => Promise<unknown> } | undefined;
+    if (checkpoint.checkpoint_id && saver?.getTuple && !(await saver.getTuple(config))) throw notFound(`Checkpoint ${checkpoint.checkpoint_id} of thread ${id}`);
+    return toState(await graph.getState(config, { subgraphs }));
+  }
+
+  async getStateAtCheckpoint(id: string, body: unknown): Promise<AgentThreadState> {
+    const b = parseOrThrow(agentThreadStateAtSchema, body ?? {}, ['body']);
+    return this.getStateAt(id, b.checkpoint, b.subgraphs ?? false);
+  }
+
+  /**
+   * POST /threads/{id}/state: writes `values` as if node `as_node` had returned them, as a new checkpoint
+   * (after `checkpoint_id` when given). Refused while a run is pending or running on the thread (409).
+   */
+  async updateState(id: string, body: unknown): Promise<{ checkpoint: AgentThreadState['checkpoint']; configurable: Record<string, unknown> }> {
+    const b = parseOrThrow(agentThreadUpdateStateSchema, body ?? {}, ['body']);
+    const tid = pathId(id, 'thread_id');
+    const t = await this.repo.getThreadRow(tid);
+    if (!t || t.stateless) throw notFound(`Thread ${id}`);
+    if (!t.graph_id) throw conflict(`Thread ${id} has no graph yet: run it once before updating its state`);
+    const loaded = this.graphs.get(t.graph_id);
+    if (!loaded) throw notFound(`Graph ${t.graph_id}`);
+    const graph = loaded.graph;
+    if (b.as_node !== undefined && graph.nodes && !(b.as_node in graph.nodes)) {
+      throw new ValidationFailed([{ loc: ['body', 'as_node'], msg: `"${b.as_node}" is not a node of graph ${t.graph_id} (${Object.keys(graph.nodes).join(', ')})`, type: 'value_error' }]);
+    }
+    if (t.active_run_id || t.status === 'busy') throw conflict(`Thread ${id} is busy with a run; update its state once the run has ended`);
+    const checkpointId = b.checkpoint_id ?? b.checkpoint?.checkpoint_id;
+    const config = { configurable: { thread_id: tid, checkpoint_ns: b.checkpoint?.checkpoint_ns ?? '', ...(checkpointId ? { checkpoint_id: checkpointId } : {}) } };
+    const saver = graph.checkpointer as { getTuple?: (c: unknown) => Promise<unknown> } | undefined;
+    if (checkpointId && saver?.getTuple && !(await saver.getTuple(config))) throw notFound(`Checkpoint ${checkpointId} of thread ${id}`);
+    let next: { configurable?: Record<string, unknown> };
+    try {
+      next = await graph.updateState(config, b.values ?? null, b.as_node);
+    } catch (err) {
+      const e = err as Error;
+      if (e?.name === 'InvalidUpdateError' || e?.name === 'ZodError' || e?.name === 'EmptyChannelError') {
+        throw new ValidationFailed([{ loc: ['body', 'values'], msg: e.message, type: 'invalid_update' }]);
+      }
+      throw err;
+    }
+    // The checkpoint is committed; the thread row mirrors the new current state.
+    const state = await graph.getState({ configurable: { thread_id: tid } });
+    const interrupted = (state.tasks ?? []).some((x) => (x.interrupts ?? []).length > 0);
+    await this.repo.setThreadState(tid, toWire(state.values) ?? {}, interrupted ? 'interrupted' : 'idle');
+    // The reference server answers {checkpoint}; the published client's type reads {configurable}: both are given.
+    const checkpoint = checkpointOf(next);
+    return { checkpoint, configurable: checkpoint ? { thread_id: checkpoint.thread_id, checkpoint_ns: checkpoint.checkpoint_ns, checkpoint_id: checkpoint.checkpoint_id } : {} };
+  }
+
   async getHistory(id: string, body: unknown): Promise<AgentThreadState[]> {
     const h = parseOrThrow(agentThreadHistorySchema, body ?? {}, ['body']);
     const graph = await this.threadGraph(id);
@@ -151,10 +282,39 @@ export class AgentService {
   async createRun(threadId: string | null, body: unknown, opts: { stream: boolean } = { stream: false }): Promise<{ run: RunRow; body: z.infer<typeof agentRunCreateSchema> }> {
     const tid = threadId === null ? null : pathId(threadId, 'thread_id');
     const b = parseOrThrow(agentRunCreateSchema, body ?? {}, ['body']);
+    const prepared = await this.prepareRun(tid, b, opts, ['body']);
+    const outcome = await this.repo.createRun(prepared.run, prepared.opts);
+    if (outcome.kind === 'thread_missing') throw notFound(`Thread ${threadId}`);
+    if (outcome.kind === 'busy') throw conflict('Thread is busy with another run; multitask_strategy "reject" refused this one');
+    return { run: outcome.run, body: b };
+  }
+
+  /**
+   * POST /runs/batch: stateless background runs, all validated (422 at ["body", i, ...]) and their
+   * assistants resolved (404) before any is written, then created in one transaction.
+   */
+  async createBatch(body: unknown): Promise<AgentRun[]> {
+    const items = parseOrThrow(agentRunBatchSchema, body, ['body']);
+    const parsed = items.map((item, i) => parseOrThrow(agentRunCreateSchema, snakeKeys(item), ['body', i]));
+    const prepared: { run: NewRun; opts: CreateRunOptions }[] = [];
+    for (const [i, b] of parsed.entries()) prepared.push(await this.prepareRun(null, b, { stream: false }, ['body', i]));
+    const outcomes = await this.repo.createRuns(prepared);
+    return outcomes.map((o) => {
+      if (o.kind !== 'created') throw new Error(`a stateless run could not be created (${o.kind})`);
+      return toRun(o.run);
+    });
+  }
+
+  private async prepareRun(
+    tid: string | null,
+    b: z.infer<typeof agentRunCreateSchema>,
+    opts: { stream: boolean },
+    loc: (string | number)[],
+  ): Promise<{ run: NewRun; opts: CreateRunOptions }> {
     const assistant = await this.resolveAssistant(b.assistant_id);
     const loaded = this.graphs.get(assistant.graph_id);
     if (!loaded) throw notFound(`Graph ${assistant.graph_id}`);
-    if (b.input) this.checkInput(loaded.graph, b.input);
+    if (b.input) this.checkInput(loaded.graph, b.input, loc);
     const streamMode = b.stream_mode === undefined ? ['values'] : Array.isArray(b.stream_mode) ? b.stream_mode : [b.stream_mode];
     // Events are kept for replay only when someone asked to stream; a plain run's stream is its final values.
     const recordEvents = opts.stream || b.stream_mode !== undefined || b.stream_resumable === true;
@@ -177,8 +337,8 @@ export class AgentService {
       webhook: b.webhook,
       temporary: tid === null,
     };
-    const outcome = await this.repo.createRun(
-      {
+    return {
+      run: {
         run_id: randomUUID(),
         thread_id: tid ?? randomUUID(),
         assistant_id: assistant.assistant_id,
@@ -188,29 +348,26 @@ export class AgentService {
         multitask_strategy: b.multitask_strategy ?? 'enqueue',
         after_seconds: b.after_seconds ?? 0,
       },
-      { createThread: tid === null || b.if_not_exists === 'create', stateless: tid === null, threadMetadata: {} },
-    );
-    if (outcome.kind === 'thread_missing') throw notFound(`Thread ${threadId}`);
-    if (outcome.kind === 'busy') throw conflict('Thread is busy with another run; multitask_strategy "reject" refused this one');
-    return { run: outcome.run, body: b };
+      opts: { createThread: tid === null || b.if_not_exists === 'create', stateless: tid === null, threadMetadata: {} },
+    };
   }
 
   /** Refuses input the graph's input schema would refuse (422, nothing written). */
-  private checkInput(graph: CompiledGraphLike, input: Record<string, unknown>): void {
+  private checkInput(graph: CompiledGraphLike, input: Record<string, unknown>, loc: (string | number)[]): void {
     const builder = graph.builder;
     const runtime = builder?._inputRuntimeDefinition as ZodLike | symbol | undefined;
     const schemaRt = (builder as { _schemaRuntimeDefinition?: ZodLike } | undefined)?._schemaRuntimeDefinition;
     const zod = runtime && typeof runtime === 'object' && typeof runtime.safeParse === 'function' ? runtime : typeof schemaRt?.partial === 'function' ? schemaRt.partial() : null;
     if (zod) {
       const r = zod.safeParse(input);
-      if (!r.success && r.error) throw new ValidationFailed(toValidationErrors(r.error, ['body', 'input']));
+      if (!r.success && r.error) throw new ValidationFailed(toValidationErrors(r.error, [...loc, 'input']));
     }
     const def = builder?._inputDefinition;
     if (def && typeof def === 'object' && !('safeParse' in def)) {
       const known = new Set(Object.keys(def));
       const extra: ValidationErrorItem[] = Object.keys(input)
         .filter((k) => !known.has(k))
-        .map((k) => ({ loc: ['body', 'input', k], msg: `"${k}" is not a field of the graph's input (${[...known].join(', ')})`, type: 'extra_forbidden' }));
+        .map((k) => ({ loc: [...loc, 'input', k], msg: `"${k}" is not a field of the graph's input (${[...known].join(', ')})`, type: 'extra_forbidden' }));
       if (extra.length) throw new ValidationFailed(extra);
     }
   }
@@ -340,4 +497,45 @@ function toState(s: StateSnapshotLike): AgentThreadState {
     parent_checkpoint: checkpointOf(s.parentConfig),
     interrupts: tasks.flatMap((t) => t.interrupts as unknown[]),
   };
+}
+
+let zodSchema: Record<string, ((g: unknown) => unknown) | undefined> | null | undefined;
+/** LangGraph's JSON Schema export of zod-defined state (loaded once; absent in older releases). */
+function zodSchemaHelpers(): Record<string, ((g: unknown) => unknown) | undefined> | null {
+  if (zodSchema === undefined) {
+    try {
+      // eslint-disable-next-line @typescript-eslint/no-require-imports
+      zodSchema = require('@langchain/langgraph/zod/schema') as Record<string, (g: unknown) => unknown>;
+    } catch {
+      zodSchema = null;
+    }
+  }
+  return zodSchema;
+}
+
+function schemasOf(graph: unknown): Omit<AgentGraphSchemas, 'graph_id'> {
+  const h = zodSchemaHelpers();
+  const one = (name: string): unknown => {
+    try {
+      return h?.[name]?.(graph) ?? null;
+    } catch {
+      return null;
+    }
+  };
+  const config = one('getConfigTypeSchema');
+  return { input_schema: one('getInputTypeSchema'), output_schema: one('getOutputTypeSchema'), state_schema: one('getStateTypeSchema'), config_schema: config, context_schema: config };
+}
+
+/**
+ * The published client's createBatch sends each payload as given (camelCase keys, plus assistant_id):
+ * top-level keys become snake_case and the duplicate assistantId is dropped.
+ */
+function snakeKeys(item: unknown): unknown {
+  if (!item || typeof item !== 'object' || Array.isArray(item)) return item;
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(item as Record<string, unknown>)) {
+    if (k === 'assistantId' && 'assistant_id' in (item as Record<string, unknown>)) continue;
+    out[k.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`)] = v;
+  }
+  return out;
 }

@@ -26,6 +26,10 @@ export interface CompiledGraphLike {
   getState(config: Record<string, unknown>, options?: Record<string, unknown>): Promise<StateSnapshotLike>;
   getStateHistory(config: Record<string, unknown>, options?: Record<string, unknown>): AsyncIterable<StateSnapshotLike>;
   builder?: { _inputDefinition?: unknown; _inputRuntimeDefinition?: unknown };
+  nodes?: Record<string, unknown>;
+  updateState(config: Record<string, unknown>, values: unknown, asNode?: string): Promise<{ configurable?: Record<string, unknown> }>;
+  getGraphAsync(config: Record<string, unknown>): Promise<{ toJSON(): unknown }>;
+  getSubgraphsAsync?(namespace?: string, recurse?: boolean): AsyncIterable<[string, unknown]>;
 }
 
 export interface StateSnapshotLike {

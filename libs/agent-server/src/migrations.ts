@@ -62,6 +62,21 @@ const STATEMENTS = [
      event text NOT NULL,
      data text NOT NULL,
      PRIMARY KEY (run_id, seq))`,
+  // Every version of an assistant; the assistants row is the current one (PATCH adds a version, /latest picks one).
+  `CREATE TABLE IF NOT EXISTS ${AGENT_SCHEMA}.assistant_versions (
+     assistant_id uuid NOT NULL REFERENCES ${AGENT_SCHEMA}.assistants (assistant_id) ON DELETE CASCADE,
+     version integer NOT NULL,
+     graph_id text NOT NULL,
+     name text NOT NULL,
+     description text,
+     config jsonb NOT NULL DEFAULT '{}',
+     context jsonb NOT NULL DEFAULT '{}',
+     metadata jsonb NOT NULL DEFAULT '{}',
+     created_at timestamptz NOT NULL DEFAULT now(),
+     PRIMARY KEY (assistant_id, version))`,
+  `INSERT INTO ${AGENT_SCHEMA}.assistant_versions (assistant_id, version, graph_id, name, description, config, context, metadata, created_at)
+     SELECT assistant_id, version, graph_id, name, description, config, context, metadata, updated_at FROM ${AGENT_SCHEMA}.assistants
+     ON CONFLICT DO NOTHING`,
 ];
 
 /** Creates the agent server's tables (idempotent) and the checkpointer's, under one advisory lock. */

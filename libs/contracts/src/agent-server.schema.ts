@@ -60,6 +60,51 @@ export const agentAssistantSearchSchema = z
   .strict();
 export type AgentAssistantSearch = z.infer<typeof agentAssistantSearchSchema>;
 
+/** PATCH /assistants/{id}: every field optional; the change is stored as a new version. */
+export const agentAssistantUpdateSchema = z
+  .object({
+    graph_id: z.string().min(1).optional(),
+    config: agentGraphConfigSchema.optional(),
+    context: jsonObject.optional(),
+    metadata: jsonObject.optional(),
+    name: z.string().min(1).max(500).optional(),
+    description: z.string().max(5000).nullable().optional(),
+  })
+  .strict();
+export type AgentAssistantUpdate = z.infer<typeof agentAssistantUpdateSchema>;
+
+export const agentAssistantVersionsSchema = z.object({ metadata: jsonObject.optional(), limit, offset }).strict();
+export type AgentAssistantVersions = z.infer<typeof agentAssistantVersionsSchema>;
+
+export const agentAssistantSetLatestSchema = z.object({ version: z.number().int().min(1) }).strict();
+
+export const agentAssistantGraphQuerySchema = z
+  .object({ xray: z.union([z.enum(['true', 'false']).transform((v) => v === 'true'), z.coerce.number().int().min(0)]).default(false) })
+  .strict();
+
+export const agentAssistantSubgraphsQuerySchema = z.object({ recurse: z.enum(['true', 'false']).default('false').transform((v) => v === 'true') }).strict();
+
+export interface AgentAssistantVersion {
+  assistant_id: string;
+  graph_id: string;
+  name: string;
+  description: string | null;
+  config: AgentGraphConfig;
+  context: Record<string, unknown>;
+  metadata: Record<string, unknown>;
+  version: number;
+  created_at: string;
+}
+
+export interface AgentGraphSchemas {
+  graph_id: string;
+  input_schema: unknown;
+  output_schema: unknown;
+  state_schema: unknown;
+  config_schema: unknown;
+  context_schema: unknown;
+}
+
 export interface AgentAssistant {
   assistant_id: string;
   graph_id: string;
@@ -114,6 +159,24 @@ export const agentThreadHistorySchema = z
   .strict();
 export type AgentThreadHistory = z.infer<typeof agentThreadHistorySchema>;
 
+const checkpointRefSchema = z
+  .object({ checkpoint_id: z.string().min(1).optional(), checkpoint_ns: z.string().optional(), checkpoint_map: jsonObject.nullable().optional(), thread_id: z.string().optional() })
+  .passthrough();
+
+/** POST /threads/{id}/state (client.threads.updateState). */
+export const agentThreadUpdateStateSchema = z
+  .object({
+    values: z.union([jsonObject, z.array(z.unknown()), z.null()]).optional(),
+    as_node: z.string().min(1).optional(),
+    checkpoint_id: z.string().min(1).optional(),
+    checkpoint: checkpointRefSchema.optional(),
+  })
+  .strict();
+export type AgentThreadUpdateState = z.infer<typeof agentThreadUpdateStateSchema>;
+
+/** POST /threads/{id}/state/checkpoint (client.threads.getState with a checkpoint object). */
+export const agentThreadStateAtSchema = z.object({ checkpoint: checkpointRefSchema, subgraphs: z.boolean().optional() }).strict();
+
 export interface AgentThread {
   thread_id: string;
   created_at: string;
@@ -162,6 +225,9 @@ const agentRunCreateShape = {
 };
 
 export const agentRunCreateSchema = z.object(agentRunCreateShape).strict();
+
+/** POST /runs/batch: stateless background runs, created together or not at all. */
+export const agentRunBatchSchema = z.array(z.unknown()).min(1).max(100);
 export type AgentRunCreate = z.infer<typeof agentRunCreateSchema>;
 
 export const agentRunListQuerySchema = z
