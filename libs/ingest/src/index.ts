@@ -7,3 +7,4 @@ export * from './run-row';
 export * from './project-directory';
 export * from './otel/otlp-proto';
 export * from './otel/otlp-map';
+export * from './fast-validate';

@@ -22,6 +22,7 @@ import { ProjectDirectory } from './project-directory';
 import { INGEST_OPTIONS, type IngestOptions } from './ingest.options';
 import { nextVersion } from './run-writer.service';
 import { UsageGate, applyRetention } from './workspace-limits';
+import { fastRunCreate, fastRunUpdateWithId } from './fast-validate';
 
 type PatchWithId = RunUpdate & { id: string };
 export interface Attachment {
@@ -144,11 +145,21 @@ export class IngestService {
     const posts: RunCreate[] = [];
     const patches: PatchWithId[] = [];
     for (const [id, raw] of ops.post) {
+      const fast = fastRunCreate({ ...raw, id });
+      if (fast) {
+        posts.push(fast);
+        continue;
+      }
       const r = runCreateSchema.safeParse({ ...raw, id });
       if (r.success) posts.push(r.data);
       else errors.push(...toValidationErrors(r.error, ['body', `post.${id}`]));
     }
     for (const [id, raw] of ops.patch) {
+      const fast = fastRunUpdateWithId({ ...raw, id });
+      if (fast) {
+        patches.push(fast);
+        continue;
+      }
       const r = runUpdateWithIdSchema.safeParse({ ...raw, id });
       if (r.success) patches.push(r.data as PatchWithId);
       else errors.push(...toValidationErrors(r.error, ['body', `patch.${id}`]));
