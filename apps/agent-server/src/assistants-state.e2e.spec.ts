@@ -169,6 +169,19 @@ describe('thread state update and state at a checkpoint', () => {
     const forked = await client.threads.getState(t.thread_id, fork.checkpoint.checkpoint_id);
     expect(contents(forked.values)).toEqual(['human:one', 'ai:thought: one', 'ai:echo: one', 'ai:forked']);
     expect((forked.parent_checkpoint as { checkpoint_id: string }).checkpoint_id).toBe(first);
+    // the latest checkpoint is now the fork: the next run continues from it
+    const next = await client.runs.wait(t.thread_id, 'agent', { input: user('two') });
+    expect(contents(next)).toEqual(['human:one', 'ai:thought: one', 'ai:echo: one', 'ai:forked', 'human:two', 'ai:thought: two', 'ai:echo: two']);
+  });
+
+  it('refuses a state update while a run is active on the thread (409)', async () => {
+    const t = await client.threads.create();
+    await client.runs.wait(t.thread_id, 'agent', { input: user('x') });
+    const run = await client.runs.create(t.thread_id, 'agent', { input: user('sleep:30000 slow') });
+    const n = await count(`SELECT count(*) AS n FROM agent_server.checkpoints WHERE thread_id = $1 AND metadata ->> 'source' = 'update'`, [t.thread_id]);
+    expect(await statusOf(client.threads.updateState(t.thread_id, { values: { messages: [] }, asNode: 'answer' }))).toBe(409);
+    expect(await count(`SELECT count(*) AS n FROM agent_server.checkpoints WHERE thread_id = $1 AND metadata ->> 'source' = 'update'`, [t.thread_id])).toBe(n);
+    await client.runs.cancel(t.thread_id, run.run_id, true);
   });
 
   it('resumes an interrupted thread by updating its state as the interrupted node', async () => {
