@@ -393,6 +393,19 @@ describe('identity and administration through the standalone service', () => {
     expect(failures()).toBe(failuresBefore + 4);
     expect(recorded('update_org_member', 'Failure').at(-1)).toMatchObject({ organization_id: svc.organizationId, user_id: null, error: expect.stringContaining('Only a user') });
 
+    // Ada sees it among her invitations (with the inviting organization); Bob sees none; a service key is no user.
+    const mine = (await json(await call('/api/v1/orgs/pending', { headers: asAda }), 200)) as unknown as Json[];
+    expect(mine).toEqual([
+      {
+        ...invite,
+        organization_id: other.organization_id,
+        organization_name: expect.stringMatching(/^inviting-/),
+        expires_at: new Date(Date.parse(invite.created_at as string) + 7 * DAY).toISOString(),
+      },
+    ]);
+    expect(await json(await call('/api/v1/orgs/pending', { headers: asBob }), 200)).toEqual([]);
+    expect((await call('/api/v1/orgs/pending', { headers: { 'x-api-key': svc.apiKey } })).status).toBe(403);
+
     // Ada claims it: a session for the other organization, with the invitation's roles.
     const claimed = await json(await claim(invite.id as string, asAda), 200);
     expect(claimed).toMatchObject({ token_type: 'bearer', access_token: expect.any(String), expires_in: expect.any(Number) });
@@ -415,6 +428,18 @@ describe('identity and administration through the standalone service', () => {
 
     // Already claimed: the invitation is consumed.
     expect((await claim(invite.id as string, asAda)).status).toBe(404);
+    expect(await json(await call('/api/v1/orgs/pending', { headers: asAda }), 200)).toEqual([]);
+
+    // Declining: only the invited user may; the invitation is deleted, recorded in the inviting organization.
+    const forBob = await json(await asOther('/api/v1/orgs/current/members', { method: 'POST', json: { email: bob } }), 200);
+    expect((await call(`/api/v1/orgs/pending/${forBob.id as string}`, { method: 'DELETE', headers: asAda })).status).toBe(404);
+    expect(await pending()).toEqual([forBob.id]);
+    await json(await call(`/api/v1/orgs/pending/${forBob.id as string}`, { method: 'DELETE', headers: asBob }), 200);
+    expect(await pending()).toEqual([]);
+    expect((await claim(forBob.id as string, asBob)).status).toBe(404);
+    expect(recorded('delete_org_pending_member').filter((r) => r.organization_id === other.organization_id)).toEqual([
+      expect.objectContaining({ status: 'Success', user_id: users[1].user_id, resources: [{ type: 'pending_member', id: forBob.id }] }),
+    ]);
 
     // Expired: an invitation older than 7 days can no longer be claimed and stays pending for the administrator to delete.
     const late = await json(await asOther('/api/v1/orgs/current/members', { method: 'POST', json: { email: cy } }), 200);
@@ -424,6 +449,7 @@ describe('identity and administration through the standalone service', () => {
     expect(expired.status).toBe(400);
     expect(((await expired.json()) as { detail: string }).detail).toMatch(/^The invitation expired at /);
     expect(await pending()).toEqual([late.id]);
+    expect(await json(await call('/api/v1/orgs/pending', { headers: asCy }), 200)).toEqual([]);
     expect((await call('/api/v1/workspaces', { headers: { ...asCy, 'x-organization-id': other.organization_id } })).status).toBe(403);
   });
 });

@@ -137,6 +137,9 @@ export const pendingMemberSchema = z.object({
   created_at: z.string(),
 });
 export type PendingMember = z.infer<typeof pendingMemberSchema>;
+/** An invitation addressed to the calling user, from any organization (GET /api/v1/orgs/pending); claimable until expires_at. */
+export const pendingInvitationSchema = pendingMemberSchema.extend({ organization_id: uuid, organization_name: z.string(), expires_at: z.string() });
+export type PendingInvitation = z.infer<typeof pendingInvitationSchema>;
 export const orgMembersSchema = z.object({ members: z.array(orgMemberSchema), pending: z.array(pendingMemberSchema) });
 export type OrgMembers = z.infer<typeof orgMembersSchema>;
 export const workspaceMemberSchema = z.object({ user_id: uuid, workspace_id: uuid, role_id: uuid, created_at: z.string() });

@@ -10,6 +10,7 @@ import type {
   OrgMember,
   OrgMembers,
   Organization,
+  PendingInvitation,
   PendingMember,
   Permission,
   Role,
@@ -487,6 +488,44 @@ export class AdminService {
     });
   }
 
+  /** The calling user's invitation by id: unknown ids and invitations for other users look alike (404). */
+  private async invitationFor(m: EntityManager, identity: Identity, id: string, lock: boolean): Promise<{ invite: OrgInvitationEntity; user: UserEntity }> {
+    if (!identity.user_id) throw forbidden('Only a user can answer an invitation: sign in (POST /api/v1/auth/login) or use a personal access token');
+    // Locked, so two concurrent answers to one invitation cannot both succeed.
+    const invite = await m.findOne(OrgInvitationEntity, { where: { id }, ...(lock ? { lock: { mode: 'pessimistic_write' as const } } : {}) });
+    const user = await m.findOne(UserEntity, { where: { id: identity.user_id } });
+    if (!invite || !user || invite.email !== user.email.toLowerCase()) throw notFound('Invitation');
+    return { invite, user };
+  }
+
+  /** Invitations addressed to the calling user's email that can still be claimed, oldest first. */
+  async listMyInvitations(identity: Identity): Promise<PendingInvitation[]> {
+    if (!identity.user_id) throw forbidden('Only a user has invitations: sign in (POST /api/v1/auth/login) or use a personal access token');
+    const user = await this.ds.getRepository(UserEntity).findOne({ where: { id: identity.user_id } });
+    if (!user) return [];
+    const notBefore = new Date(Date.now() - INVITATION_TTL_DAYS * 86_400_000);
+    const invites = (await this.ds.getRepository(OrgInvitationEntity).find({ where: { email: user.email.toLowerCase() }, order: { created_at: 'ASC' } })).filter(
+      (i) => i.created_at > notBefore,
+    );
+    const orgs = invites.length ? await this.ds.getRepository(OrganizationEntity).find({ where: { id: In([...new Set(invites.map((i) => i.organization_id))]) } }) : [];
+    const names = new Map(orgs.map((o) => [o.id, o.name]));
+    return invites.map((i) => ({
+      ...toPending(i),
+      organization_id: i.organization_id,
+      organization_name: names.get(i.organization_id) ?? '',
+      expires_at: new Date(i.created_at.getTime() + INVITATION_TTL_DAYS * 86_400_000).toISOString(),
+    }));
+  }
+
+  /** The invited user declines: the invitation is deleted. Returns the inviting organization. */
+  async declineInvitation(identity: Identity, id: string): Promise<{ organization_id: string }> {
+    return this.write(async (m) => {
+      const { invite } = await this.invitationFor(m, identity, id, true);
+      await m.delete(OrgInvitationEntity, { id: invite.id });
+      return { organization_id: invite.organization_id };
+    });
+  }
+
   /**
    * The invited user accepts an invitation: they become a member of the inviting organization with the
    * invitation's role (and of its workspaces, those that still exist, with its workspace role), the
@@ -495,15 +534,12 @@ export class AdminService {
    * invitation all get the same 404, so invitation ids cannot be probed.
    */
   async claimInvitation(identity: Identity, id: string): Promise<{ session: LoginResponse; member: OrgMember; organization_id: string }> {
-    if (!identity.user_id) throw forbidden('Only a user can claim an invitation: sign in (POST /api/v1/auth/login) or use a personal access token');
+    if (!identity.user_id) throw forbidden('Only a user can answer an invitation: sign in (POST /api/v1/auth/login) or use a personal access token');
     const secret = this.opts.sessionSecret;
     if (!secret) throw badRequest('Sessions are not enabled (no SESSION_SECRET): a claimed invitation is used through a session');
     const userId = identity.user_id;
     const out = await this.write(async (m) => {
-      // Locked, so two concurrent claims of one invitation cannot both succeed.
-      const invite = await m.findOne(OrgInvitationEntity, { where: { id }, lock: { mode: 'pessimistic_write' } });
-      const user = await m.findOne(UserEntity, { where: { id: userId } });
-      if (!invite || !user || invite.email !== user.email.toLowerCase()) throw notFound('Invitation');
+      const { invite, user } = await this.invitationFor(m, identity, id, true);
       const expires = invite.created_at.getTime() + INVITATION_TTL_DAYS * 86_400_000;
       if (expires <= Date.now()) throw badRequest(`The invitation expired at ${new Date(expires).toISOString()}; ask an administrator to invite you again`);
       if ((await m.count(OrgMemberEntity, { where: { organization_id: invite.organization_id, user_id: userId } })) > 0) {

@@ -13,6 +13,7 @@ import {
   workspaceUpdateSchema,
   type Identity,
   type LoginResponse,
+  type PendingInvitation,
   type OrgMember,
   type OrgMembers,
   type Organization,
@@ -234,6 +235,11 @@ export class PendingInvitationsController {
     private readonly audit: AdminAudit,
   ) {}
 
+  @Get()
+  list(@CurrentIdentity() identity: Identity): Promise<PendingInvitation[]> {
+    return this.admin.listMyInvitations(identity);
+  }
+
   @Post(':id/claim')
   @TrackedOperation('update_org_member')
   @HttpCode(200)
@@ -251,5 +257,20 @@ export class PendingInvitationsController {
         ],
       )
       .then((r) => r.session);
+  }
+
+  /** The invited user declines: recorded as delete_org_pending_member of the inviting organization. */
+  @Delete(':id')
+  @TrackedOperation('delete_org_pending_member')
+  async decline(@CurrentIdentity() identity: Identity, @Param() params: Record<string, string>, @Req() req: Request): Promise<Record<string, never>> {
+    await this.audit.runIn(
+      'delete_org_pending_member',
+      identity,
+      req,
+      () => this.admin.declineInvitation(identity, parseOrThrow(idParamSchema, params, ['path']).id),
+      (r) => r.organization_id,
+      () => [{ type: 'pending_member', id: params.id }],
+    );
+    return {};
   }
 }
