@@ -417,6 +417,14 @@ describe('identity and administration through the standalone service', () => {
     expect((members.members as Json[]).find((m) => m.email === ada)).toMatchObject({ user_id: users[0].user_id, role_id: BUILTIN_ROLES.organizationUser.id });
     // Her membership here is unchanged.
     expect((await call('/api/v1/workspaces', { headers: asAda })).status).toBe(200);
+    // Signing in again, she picks the organization; without one, the first she joined.
+    const loginTo = (organization_id?: string) => call('/api/v1/auth/login', { method: 'POST', json: { email: ada, password: 'a long password', ...(organization_id ? { organization_id } : {}) } });
+    const again = { authorization: `Bearer ${(await json(await loginTo(other.organization_id), 200)).access_token as string}` };
+    expect(((await json(await call('/api/v1/workspaces', { headers: again }), 200)) as unknown as Json[]).map((w) => w.id)).toEqual([other.workspace_id]);
+    const first = { authorization: `Bearer ${(await json(await loginTo(), 200)).access_token as string}` };
+    expect(((await json(await call('/api/v1/workspaces', { headers: first }), 200)) as unknown as Json[]).map((w) => w.id)).toContain(svc.workspaceId);
+    expect(await (await loginTo(randomUUID())).json()).toEqual({ detail: 'The user is not a member of that organization' });
+    expect((await loginTo('not-an-org')).status).toBe(422);
     const [ok] = recorded('update_org_member', 'Success').filter((r) => r.organization_id === other.organization_id);
     expect(ok).toMatchObject({
       user_id: users[0].user_id,

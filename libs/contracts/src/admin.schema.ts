@@ -64,7 +64,14 @@ export type ApiKeyCreated = z.infer<typeof apiKeyCreatedSchema>;
 
 // --- sessions (bearer tokens) ---------------------------------------------------------------------
 
-export const loginRequestSchema = z.object({ email: z.string().email(), password: z.string().min(1).max(500) }).strict();
+export const loginRequestSchema = z
+  .object({
+    email: z.string().email(),
+    password: z.string().min(1).max(500),
+    /** The organization the session acts in, for a user of several; default: the one the user joined first. */
+    organization_id: uuid.optional(),
+  })
+  .strict();
 export const loginResponseSchema = z.object({ access_token: z.string(), token_type: z.literal('bearer'), expires_in: z.number().int() });
 export type LoginResponse = z.infer<typeof loginResponseSchema>;
 

@@ -284,12 +284,16 @@ export class AdminService {
 
   // --- sessions ----------------------------------------------------------------------------------
 
-  async login(body: { email: string; password: string }): Promise<LoginResponse> {
+  async login(body: { email: string; password: string; organization_id?: string }): Promise<LoginResponse> {
     if (!this.opts.sessionSecret) throw unauthorized('Sessions are not enabled (no SESSION_SECRET)');
     const user = await this.ds.getRepository(UserEntity).findOne({ where: { email: body.email.toLowerCase() } });
     if (!user?.password_hash || !(await verifyPassword(body.password, user.password_hash))) throw unauthorized('Invalid email or password');
-    const member = await this.ds.getRepository(OrgMemberEntity).findOne({ where: { user_id: user.id }, order: { created_at: 'ASC' } });
-    if (!member) throw unauthorized('The user is not a member of any organization');
+    // A user of several organizations (e.g. after claiming an invitation) names the one the session acts in.
+    const member = await this.ds.getRepository(OrgMemberEntity).findOne({
+      where: { user_id: user.id, ...(body.organization_id ? { organization_id: body.organization_id.toLowerCase() } : {}) },
+      order: { created_at: 'ASC' },
+    });
+    if (!member) throw unauthorized(body.organization_id ? 'The user is not a member of that organization' : 'The user is not a member of any organization');
     const token = await signSessionToken({ user_id: user.id, organization_id: member.organization_id }, this.opts.sessionSecret, this.opts.sessionTtlSeconds);
     return { access_token: token, token_type: 'bearer', expires_in: this.opts.sessionTtlSeconds };
   }
