@@ -21,6 +21,12 @@ interface Subscription {
 }
 
 const MAX_ATTEMPTS = 6;
+/**
+ * A second (third...) concurrent handler starts only for a backlog of this many messages (or a full
+ * batch): while one handler is busy, small publishes queue up and are handed over together, so the
+ * writer makes few large inserts instead of many small ones (each a ClickHouse part to merge later).
+ */
+const PARALLEL_BACKLOG = 2_000;
 
 /**
  * The standalone bus: same topics and payloads, no broker. A publish resolves only after every
@@ -37,22 +43,33 @@ export class InProcessBus extends EventBus {
     if (this.closed) throw new DomainError(ErrorCode.Unavailable, 'bus is closed');
     const subs = this.subs.get(topic) ?? [];
     if (subs.length === 0 || messages.length === 0) return;
+    // One promise per subscribed group (not per message): it resolves when the group has handled every message.
     const all: Promise<void>[] = [];
     for (const sub of subs) {
-      for (const m of messages) {
-        all.push(
-          new Promise<void>((done, fail) => {
-            sub.queue.push({
-              message: { topic, key: m.key, value: m.value, partition: null, offset: null, headers: m.headers ?? {} },
-              done,
-              fail,
-            });
-          }),
-        );
-      }
+      all.push(
+        new Promise<void>((resolve, reject) => {
+          let remaining = messages.length;
+          let settled = false;
+          const done = () => {
+            if (--remaining === 0 && !settled) {
+              settled = true;
+              resolve();
+            }
+          };
+          const fail = (err: Error) => {
+            if (!settled) {
+              settled = true;
+              reject(err);
+            }
+          };
+          for (const m of messages) {
+            sub.queue.push({ message: { topic, key: m.key, value: m.value, partition: null, offset: null, headers: m.headers ?? {} }, done, fail });
+          }
+        }),
+      );
       void this.pump(sub);
     }
-    await Promise.all(all);
+    await (all.length === 1 ? all[0] : Promise.all(all));
   }
 
   async subscribe<T extends TopicName>(topic: T, opts: SubscribeOptions, handler: BatchHandler<TopicPayload<T>>): Promise<void> {
@@ -71,6 +88,7 @@ export class InProcessBus extends EventBus {
 
   private async pump(sub: Subscription): Promise<void> {
     if (sub.running >= sub.concurrency) return;
+    if (sub.running > 0 && sub.queue.length < Math.min(PARALLEL_BACKLOG, sub.maxBatchSize)) return; // the busy handler takes them next
     sub.running++;
     try {
       // Yield once so that concurrent publishers land in the same batch.
