@@ -1,55 +1,6 @@
 #!/usr/bin/env bash
-# Fetches the jars of a single-node Kafka broker (see pom.xml) from Maven Central
-# into <repo>/.cache/kafka/libs. Idempotent: a no-op when the folder is complete
-# for the current pom.xml. Safe to run concurrently (parallel jest workers).
+# Fetches the jars of a single-node Kafka broker (see pom.xml) from Maven Central into
+# <repo>/.cache/kafka/libs (idempotent, safe to run concurrently; see scripts/lib/maven-fetch.sh).
 set -euo pipefail
-
-SCRIPT_DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-ROOT="$(cd "${SCRIPT_DIR}/../.." && pwd)"
-POM="${SCRIPT_DIR}/pom.xml"
-CACHE_DIR="${ROOT}/.cache/kafka"
-LIBS_DIR="${CACHE_DIR}/libs"
-# Written last, so its presence (with the pom's hash) means "complete".
-MARKER="${LIBS_DIR}/.complete"
-
-pom_hash() { sha256sum "${POM}" | cut -d' ' -f1; }
-
-is_complete() {
-  [[ -f "${MARKER}" ]] && [[ "$(cat "${MARKER}")" == "$(pom_hash)" ]] &&
-    compgen -G "${LIBS_DIR}/kafka_2.13-*.jar" >/dev/null
-}
-
-if is_complete; then
-  exit 0
-fi
-
-mkdir -p "${CACHE_DIR}"
-exec 9>"${CACHE_DIR}/.fetch.lock"
-flock -w 600 9
-
-# Another process may have finished the download while we waited for the lock.
-if is_complete; then
-  exit 0
-fi
-
-command -v mvn >/dev/null || { echo "fetch.sh: mvn not found on PATH" >&2; exit 1; }
-
-TMP_DIR="$(mktemp -d "${CACHE_DIR}/libs.tmp.XXXXXX")"
-trap 'rm -rf "${TMP_DIR}"' EXIT
-
-echo "fetch.sh: downloading Kafka jars into ${LIBS_DIR}" >&2
-mvn -B -q -f "${POM}" dependency:copy-dependencies \
-  -Dstyle.color=never \
-  -DincludeScope=runtime \
-  -DoutputDirectory="${TMP_DIR}" 1>&2
-
-compgen -G "${TMP_DIR}/kafka_2.13-*.jar" >/dev/null || {
-  echo "fetch.sh: maven finished but kafka_2.13 jar is missing" >&2
-  exit 1
-}
-
-pom_hash >"${TMP_DIR}/.complete"
-rm -rf "${LIBS_DIR}"
-mv "${TMP_DIR}" "${LIBS_DIR}"
-trap - EXIT
-echo "fetch.sh: done ($(ls "${LIBS_DIR}" | wc -l) jars)" >&2
+DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+exec bash "${DIR}/../lib/maven-fetch.sh" "${DIR}/pom.xml" kafka 'kafka_2.13-*.jar' 'the Kafka jars'
