@@ -225,7 +225,10 @@ export class IngestService {
 
     // Runs created without trace_id/dotted_order (bare POST /runs) get them here, from their parent.
     const postsById = new Map<string, RunCreate>();
-    const prepared = posts.map((r) => ({ ...r, id: r.id ?? randomUUID(), start_time: r.start_time ?? microsToIso(Date.now() * 1000) }));
+    // Copied only when something is filled in (the SDK sends both).
+    const prepared = posts.map((r) =>
+      r.id && r.start_time ? (r as RunCreate & { id: string; start_time: string }) : { ...r, id: r.id ?? randomUUID(), start_time: r.start_time ?? microsToIso(Date.now() * 1000) },
+    );
     prepared.forEach((r) => postsById.set(r.id, r));
     const needParent = prepared.filter((r) => !r.dotted_order && r.parent_run_id && !postsById.has(r.parent_run_id)).map((r) => r.parent_run_id!);
     const parents = await this.lookupRuns(tenant, needParent);
@@ -245,14 +248,14 @@ export class IngestService {
     prepared.forEach((r, i) => {
       const sessionId = this.sessionIdFor(r, resolved.by_name, true);
       const { trace_id, dotted_order } = orderOf(r);
-      messages.push(this.event('post', tenant, r.id, trace_id, { ...r, session_id: sessionId, trace_id, dotted_order }, received, attachments.get(r.id)));
+      messages.push(this.event('post', tenant, r.id, trace_id, r, received, attachments.get(r.id), sessionId, trace_id, dotted_order));
     });
     const patchTraceLookups = patches.filter((p) => !p.trace_id && !p.dotted_order).map((p) => p.id);
     const patchTraces = await this.lookupRuns(tenant, patchTraceLookups);
     patches.forEach((p) => {
       const sessionId = this.sessionIdFor(p, resolved.by_name, false);
       const trace = p.trace_id ?? (p.dotted_order ? parseDottedOrder(p.dotted_order)?.ids[0] : undefined) ?? patchTraces.get(p.id)?.trace_id;
-      messages.push(this.event('patch', tenant, p.id, trace ?? p.id, { ...p, session_id: sessionId }, received, attachments.get(p.id)));
+      messages.push(this.event('patch', tenant, p.id, trace ?? p.id, p, received, attachments.get(p.id), sessionId));
     });
     return messages;
   }
@@ -280,13 +283,22 @@ export class IngestService {
     key: string,
     r: RunCreate | RunUpdate,
     received: string,
-    att?: Attachment[],
+    att: Attachment[] | undefined,
+    sessionId: string | undefined,
+    traceId?: string,
+    dottedOrder?: string,
   ): OutgoingMessage<RunEvent> {
+    // The event's fields: the supplied ones, with session_id (and for a POST trace_id/dotted_order) as resolved here.
     const fields: RunEvent['fields'] = {};
+    const out = fields as Record<string, unknown>;
     for (const k in r) {
       const v = (r as Record<string, unknown>)[k];
-      if (v !== undefined && v !== null && EVENT_FIELD_SET.has(k)) (fields as Record<string, unknown>)[k] = v;
+      if (v !== undefined && v !== null && EVENT_FIELD_SET.has(k)) out[k] = v;
     }
+    if (sessionId !== undefined && sessionId !== null) out.session_id = sessionId;
+    else delete out.session_id;
+    if (traceId !== undefined) out.trace_id = traceId;
+    if (dottedOrder !== undefined) out.dotted_order = dottedOrder;
     const value: RunEvent = { kind: 'run', op, tenant_id: tenant, id, received_at: received, fields };
     if (att && att.length > 0) value.attachments = att.map((a) => ({ name: a.name, mime_type: a.mime_type, data_base64: a.data.toString('base64') }));
     return { key: key, value };
