@@ -34,6 +34,11 @@ export interface MergedRun {
   /** Sorting keys (session_id|start_time) of versions already written, and the newest version. */
   storedKeys: string[];
   version: number;
+  /**
+   * The row text (a JSON string literal of the JSON text) of JSON fields as last written, so a field a
+   * later event leaves alone is not serialized again; mergeEvent drops a field's text when it changes.
+   */
+  text?: Partial<Record<FieldName, string>>;
 }
 
 function priorityOf(op: RunEvent['op'], field: FieldName): number {
@@ -73,6 +78,7 @@ export function mergeEvent(run: MergedRun, event: RunEvent): boolean {
     if (cur === undefined || p > cur || (p === cur && better(field, value, fields[field]))) {
       if (cur === p && canonical(value) === canonical(fields[field])) continue;
       fields[field] = value;
+      if (run.text) run.text[field] = undefined;
       run.priority[field] = p;
       changed = true;
     }

@@ -12,21 +12,12 @@ export function chTime(iso: string): string {
 
 const jsonText = (v: unknown): string => (v === undefined || v === null ? '' : JSON.stringify(v));
 
-/**
- * A JSON field as the runs table holds it (its JSON text, as a JSON string literal), remembered per
- * value object: a run is usually written twice (after its POST, then after its PATCH) and the value
- * objects of the fields the PATCH does not touch (inputs, extra, serialized...) are the same objects
- * then. Event field values are never mutated after validation, so the text cannot go stale.
- */
-const quotedCache = new WeakMap<object, string>();
-function quotedJson(v: unknown): string {
+/** A JSON field as the runs table holds it (its JSON text, as a JSON string literal), kept on the run until the field changes. */
+function quotedJson(run: MergedRun, field: 'inputs' | 'outputs' | 'extra' | 'events' | 'serialized'): string {
+  const v = run.fields[field];
   if (v === undefined || v === null || typeof v !== 'object') return JSON.stringify(jsonText(v));
-  let s = quotedCache.get(v);
-  if (s === undefined) {
-    s = JSON.stringify(JSON.stringify(v));
-    quotedCache.set(v, s);
-  }
-  return s;
+  const text = (run.text ??= {});
+  return (text[field] ??= JSON.stringify(JSON.stringify(v)));
 }
 
 export interface RunRowKey {
@@ -60,8 +51,8 @@ export function runRowJson(run: MergedRun, version: number, receivedAtIso: strin
     `,"parent_run_id":${c.parent_run_id === null ? 'null' : q(c.parent_run_id)},"parent_run_ids":${q(c.parent_run_ids)}` +
     `,"reference_example_id":${f.reference_example_id ? q(f.reference_example_id) : 'null'},"name":${q(f.name ?? '')},"run_type":${q(f.run_type ?? '')}` +
     `,"start_time":"${chTime(c.start_time)}","end_time":${f.end_time ? `"${chTime(f.end_time)}"` : 'null'},"status":"${c.status}","is_root":${c.is_root}` +
-    `,"dotted_order":${q(c.dotted_order)},"trace_tier":${q(f.trace_tier ?? 'longlived')},"inputs":${quotedJson(f.inputs)},"outputs":${quotedJson(f.outputs)}` +
-    `,"error":${f.error ? q(f.error) : 'null'},"extra":${quotedJson(f.extra)},"events":${quotedJson(f.events)},"serialized":${quotedJson(f.serialized)}` +
+    `,"dotted_order":${q(c.dotted_order)},"trace_tier":${q(f.trace_tier ?? 'longlived')},"inputs":${quotedJson(run, 'inputs')},"outputs":${quotedJson(run, 'outputs')}` +
+    `,"error":${f.error ? q(f.error) : 'null'},"extra":${quotedJson(run, 'extra')},"events":${quotedJson(run, 'events')},"serialized":${quotedJson(run, 'serialized')}` +
     `,"tags":${q(f.tags ?? [])},"metadata":${q(c.metadata)},"feedback_stats":""` +
     `,"total_tokens":${c.total_tokens},"prompt_tokens":${c.prompt_tokens},"completion_tokens":${c.completion_tokens}` +
     `,"total_cost":${n(c.total_cost)},"prompt_cost":${n(c.prompt_cost)},"completion_cost":${n(c.completion_cost)}` +

@@ -245,5 +245,6 @@ function cloneRun(run: MergedRun): MergedRun {
     attachments: { ...run.attachments },
     storedKeys: [...run.storedKeys],
     version: run.version,
+    text: run.text ? { ...run.text } : undefined,
   };
 }

@@ -1,0 +1,31 @@
+import type { RunEvent } from '@th/contracts';
+import { emptyRun, mergeEvent } from './run-merge';
+import { runRowJson } from './run-row';
+
+const T = '11111111-1111-4111-8111-111111111111';
+const ID = '22222222-2222-4222-8222-222222222222';
+const ev = (op: 'post' | 'patch', fields: RunEvent['fields']): RunEvent => ({ kind: 'run', op, tenant_id: T, id: ID, received_at: '2026-11-22T04:04:29.623001Z', fields });
+
+describe('run row text kept between writes', () => {
+  it('a field an event changes is serialized again; an untouched one keeps its text', () => {
+    const run = emptyRun(T, ID);
+    mergeEvent(run, ev('post', { name: 'n', run_type: 'chain', start_time: '2026-11-22T04:04:29.623001Z', inputs: { q: 'a"b' }, outputs: { v: 1 } }));
+    const first = JSON.parse(runRowJson(run, 1, '2026-11-22T04:04:29.623001Z').line) as Record<string, string>;
+    expect(JSON.parse(first.inputs)).toEqual({ q: 'a"b' });
+    expect(JSON.parse(first.outputs)).toEqual({ v: 1 });
+    expect(run.text?.inputs).toBe(JSON.stringify(JSON.stringify({ q: 'a"b' })));
+
+    mergeEvent(run, ev('patch', { outputs: { v: 2 }, end_time: '2026-11-22T04:04:30.000000Z' }));
+    expect(run.text?.outputs).toBeUndefined();
+    const second = JSON.parse(runRowJson(run, 2, '2026-11-22T04:04:29.623001Z').line) as Record<string, string>;
+    expect(JSON.parse(second.outputs)).toEqual({ v: 2 });
+    expect(JSON.parse(second.inputs)).toEqual({ q: 'a"b' });
+    expect(second.status).toBe('success');
+
+    // The same bytes as a run serialized from scratch.
+    const fresh = emptyRun(T, ID);
+    mergeEvent(fresh, ev('post', { name: 'n', run_type: 'chain', start_time: '2026-11-22T04:04:29.623001Z', inputs: { q: 'a"b' }, outputs: { v: 1 } }));
+    mergeEvent(fresh, ev('patch', { outputs: { v: 2 }, end_time: '2026-11-22T04:04:30.000000Z' }));
+    expect(runRowJson(fresh, 2, '2026-11-22T04:04:29.623001Z').line).toBe(runRowJson(run, 2, '2026-11-22T04:04:29.623001Z').line);
+  });
+});
