@@ -1,6 +1,6 @@
 import type { RunEvent } from '@th/contracts';
 import { emptyRun, mergeEvent } from './run-merge';
-import { runRowJson } from './run-row';
+import { locatorRowJson, runRowJson } from './run-row';
 
 const T = '11111111-1111-4111-8111-111111111111';
 const ID = '22222222-2222-4222-8222-222222222222';
@@ -27,5 +27,24 @@ describe('run row text kept between writes', () => {
     mergeEvent(fresh, ev('post', { name: 'n', run_type: 'chain', start_time: '2026-11-22T04:04:29.623001Z', inputs: { q: 'a"b' }, outputs: { v: 1 } }));
     mergeEvent(fresh, ev('patch', { outputs: { v: 2 }, end_time: '2026-11-22T04:04:30.000000Z' }));
     expect(runRowJson(fresh, 2, '2026-11-22T04:04:29.623001Z').line).toBe(runRowJson(run, 2, '2026-11-22T04:04:29.623001Z').line);
+  });
+});
+
+describe('locator row', () => {
+  it('is the JSON of the locator object, live and deleted', () => {
+    const key = `${ID}|2026-11-22 04:04:29.623001`;
+    expect(JSON.parse(locatorRowJson(T, ID, key, { trace_id: T, dotted_order: 'a"b' }, 1_790_000_000_000_001))).toEqual({
+      tenant_id: T,
+      id: ID,
+      session_id: ID,
+      start_time: '2026-11-22 04:04:29.623001',
+      trace_id: T,
+      dotted_order: 'a"b',
+      version: 1_790_000_000_000_001,
+      is_deleted: 0,
+    });
+    expect(locatorRowJson(T, ID, key, null, 7)).toBe(
+      JSON.stringify({ tenant_id: T, id: ID, session_id: ID, start_time: '2026-11-22 04:04:29.623001', trace_id: ID, dotted_order: '', version: 7, is_deleted: 1 }),
+    );
   });
 });
