@@ -123,19 +123,6 @@ export const toThread = (t: ThreadRow): AgentThread => ({
   error: t.error ?? null,
 });
 
-const toAssistant = (a: AssistantRow): AgentAssistant => ({
-  assistant_id: a.assistant_id,
-  graph_id: a.graph_id,
-  name: a.name,
-  description: a.description,
-  config: a.config,
-  context: a.context,
-  metadata: a.metadata,
-  version: a.version,
-  created_at: a.created_at.toISOString(),
-  updated_at: a.updated_at.toISOString(),
-});
-
 const toVersion = (a: Omit<AssistantRow, 'updated_at'>): AgentAssistantVersion => ({
   assistant_id: a.assistant_id,
   graph_id: a.graph_id,
@@ -147,6 +134,8 @@ const toVersion = (a: Omit<AssistantRow, 'updated_at'>): AgentAssistantVersion =
   version: a.version,
   created_at: a.created_at.toISOString(),
 });
+
+const toAssistant = (a: AssistantRow): AgentAssistant => ({ ...toVersion(a), updated_at: a.updated_at.toISOString() });
 
 /** Copies the assistants row (its current version) into assistant_versions. */
 const SNAPSHOT_VERSION = `INSERT INTO ${S}.assistant_versions (assistant_id, version, graph_id, name, description, config, context, metadata, created_at)
