@@ -105,16 +105,8 @@ export interface AgentGraphSchemas {
   context_schema: unknown;
 }
 
-export interface AgentAssistant {
-  assistant_id: string;
-  graph_id: string;
-  name: string;
-  description: string | null;
-  config: AgentGraphConfig;
-  context: Record<string, unknown>;
-  metadata: Record<string, unknown>;
-  version: number;
-  created_at: string;
+/** The current version of an assistant, with the time it was last changed. */
+export interface AgentAssistant extends AgentAssistantVersion {
   updated_at: string;
 }
 
