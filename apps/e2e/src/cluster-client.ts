@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { startCluster, type Cluster } from '@th/testing';
 import { dottedSegment as seg } from '@th/ingest';
 
 export { seg };
@@ -56,4 +57,19 @@ export async function readRuns(call: ReturnType<typeof api>, ids: string[]): Pro
     }
   }
   return found;
+}
+
+/**
+ * Starts a cluster (separate processes) for the enclosing describe block and stops it afterwards;
+ * `ready` receives the cluster and a caller of its gateway with the bootstrap key.
+ */
+export function useCluster(ready: (cluster: Cluster, call: ReturnType<typeof api>) => void, opts?: Parameters<typeof startCluster>[0]): void {
+  let cluster: Cluster | undefined;
+  beforeAll(async () => {
+    cluster = await startCluster(opts);
+    ready(cluster, api(cluster.gateway.url, cluster.apiKey));
+  }, 240_000);
+  afterAll(async () => {
+    await cluster?.stop();
+  }, 120_000);
 }

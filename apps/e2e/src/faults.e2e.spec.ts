@@ -1,6 +1,6 @@
 import { createClient } from '@clickhouse/client';
-import { startCluster, type Cluster } from '@th/testing';
-import { api, eventually, makeRun, readRuns } from './cluster-client';
+import type { Cluster } from '@th/testing';
+import { api, eventually, makeRun, readRuns, useCluster } from './cluster-client';
 
 interface LoadResult {
   acked: string[];
@@ -76,13 +76,7 @@ async function expectExactlyOnce(cluster: Cluster, call: ReturnType<typeof api>,
 describe('faults: no acknowledged run is lost or duplicated', () => {
   let cluster: Cluster;
   let call: ReturnType<typeof api>;
-  beforeAll(async () => {
-    cluster = await startCluster();
-    call = api(cluster.gateway.url, cluster.apiKey);
-  }, 240_000);
-  afterAll(async () => {
-    await cluster?.stop();
-  }, 120_000);
+  useCluster((c, a) => ((cluster = c), (call = a)));
 
   it('survives a Kafka broker restart during ingest', async () => {
     let restarted: Promise<void> | undefined;

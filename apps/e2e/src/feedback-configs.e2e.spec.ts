@@ -1,18 +1,10 @@
 import { randomUUID } from 'node:crypto';
-import { startCluster, type Cluster } from '@th/testing';
-import { api, eventually, type Json } from './cluster-client';
+import { api, eventually, type Json, useCluster } from './cluster-client';
 
 /** Feedback configs in the cluster form: the gateway routes /feedback-configs to ingest, which stores them and enforces them on POST /feedback. */
 describe('feedback configs in the cluster form', () => {
-  let cluster: Cluster;
   let call: ReturnType<typeof api>;
-  beforeAll(async () => {
-    cluster = await startCluster();
-    call = api(cluster.gateway.url, cluster.apiKey);
-  }, 240_000);
-  afterAll(async () => {
-    await cluster?.stop();
-  }, 120_000);
+  useCluster((_cluster, a) => (call = a));
 
   it('a stored config is listed through the gateway and enforced on feedback without its own', async () => {
     const key = `fc-cluster-${randomUUID().slice(0, 8)}`;

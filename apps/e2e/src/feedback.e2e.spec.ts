@@ -1,18 +1,11 @@
 import { randomUUID } from 'node:crypto';
-import { multipartBody, startCluster, type Cluster } from '@th/testing';
-import { api, eventually, makeRun, type Json } from './cluster-client';
+import { multipartBody } from '@th/testing';
+import { api, eventually, makeRun, type Json, useCluster } from './cluster-client';
 
 /** Feedback in the cluster form: writes through the gateway to ingest and Kafka `feedback`, reads from query. */
 describe('feedback in the cluster form', () => {
-  let cluster: Cluster;
   let call: ReturnType<typeof api>;
-  beforeAll(async () => {
-    cluster = await startCluster();
-    call = api(cluster.gateway.url, cluster.apiKey);
-  }, 240_000);
-  afterAll(async () => {
-    await cluster?.stop();
-  }, 120_000);
+  useCluster((_cluster, a) => (call = a));
 
   const stats = async (runId: string) => ((await (await call(`/api/v1/runs/${runId}`)).json()) as Json).feedback_stats as Record<string, Json> | null;
 
