@@ -1,6 +1,6 @@
 import { Client } from '@langchain/langgraph-sdk';
 import { Client as Pg } from 'pg';
-import { startTestAgentServer, type TestAgentServer } from './testing/harness';
+import { useAgentServer, type TestAgentServer } from './testing/harness';
 
 jest.setTimeout(60_000);
 
@@ -22,18 +22,7 @@ const statusOf = async (p: Promise<unknown>): Promise<number> => {
   return 200;
 };
 
-beforeAll(async () => {
-  server = await startTestAgentServer();
-  client = new Client({ apiUrl: server.url, apiKey: null, defaultHeaders: {} });
-  pg = new Pg({ connectionString: server.databaseUrl });
-  await pg.connect();
-});
-
-afterAll(async () => {
-  await pg?.end();
-  await server?.stop();
-  await server?.dropDatabase();
-});
+useAgentServer((f) => ({ server, client, pg } = f));
 
 describe('health', () => {
   it('answers /ok and the health probes', async () => {

@@ -1,6 +1,6 @@
 import { Client } from '@langchain/langgraph-sdk';
 import { Client as Pg } from 'pg';
-import { startTestAgentServer, type TestAgentServer } from './testing/harness';
+import { useAgentServer, type TestAgentServer } from './testing/harness';
 
 jest.setTimeout(60_000);
 
@@ -32,18 +32,7 @@ const patch = (path: string, body: unknown) =>
   fetch(`${server.url}${path}`, { method: 'PATCH', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
 const detail = async (r: Response) => ((await r.json()) as { detail: { loc: (string | number)[]; msg: string; type: string }[] }).detail;
 
-beforeAll(async () => {
-  server = await startTestAgentServer();
-  client = new Client({ apiUrl: server.url, apiKey: null, defaultHeaders: {} });
-  pg = new Pg({ connectionString: server.databaseUrl });
-  await pg.connect();
-});
-
-afterAll(async () => {
-  await pg?.end();
-  await server?.stop();
-  await server?.dropDatabase();
-});
+useAgentServer((f) => ({ server, client, pg } = f));
 
 describe('assistant update and versions', () => {
   it('stores every update as a new version, lists versions and sets the latest', async () => {

@@ -1,6 +1,6 @@
 import { Client } from '@langchain/langgraph-sdk';
 import { Client as Pg } from 'pg';
-import { startTestAgentServer, type TestAgentServer } from './testing/harness';
+import { useAgentServer, type TestAgentServer } from './testing/harness';
 
 jest.setTimeout(60_000);
 
@@ -32,18 +32,7 @@ async function startRunning(threadId: string, text: string): Promise<string> {
   return run.run_id;
 }
 
-beforeAll(async () => {
-  server = await startTestAgentServer();
-  client = new Client({ apiUrl: server.url, apiKey: null });
-  pg = new Pg({ connectionString: server.databaseUrl });
-  await pg.connect();
-});
-
-afterAll(async () => {
-  await pg?.end();
-  await server?.stop();
-  await server?.dropDatabase();
-});
+useAgentServer((f) => ({ server, client, pg } = f));
 
 describe('multitask strategies', () => {
   it('reject: 409 while a run is active; the active run completes and its results stay', async () => {

@@ -1,3 +1,5 @@
+import { Client } from '@langchain/langgraph-sdk';
+import { Client as Pg } from 'pg';
 import { Module } from '@nestjs/common';
 import { join } from 'node:path';
 import { AgentServerModule, loadAgentServerConfig } from '@th/agent-server';
@@ -29,4 +31,29 @@ export async function startTestAgentServer(env: Record<string, string> = {}, dat
       if (db) await db.drop();
     },
   };
+}
+
+export interface AgentServerFixture {
+  server: TestAgentServer & { dropDatabase(): Promise<void> };
+  /** The published client, pointed at the server. */
+  client: Client;
+  /** A direct connection to the server's database, for checking what was (not) written. */
+  pg: Pg;
+}
+
+/** Starts a test agent server on a fresh database for the enclosing file, and removes both afterwards. */
+export function useAgentServer(ready: (fixture: AgentServerFixture) => void): void {
+  let fixture: AgentServerFixture | undefined;
+  beforeAll(async () => {
+    const server = await startTestAgentServer();
+    const pg = new Pg({ connectionString: server.databaseUrl });
+    await pg.connect();
+    fixture = { server, client: new Client({ apiUrl: server.url, apiKey: null, defaultHeaders: {} }), pg };
+    ready(fixture);
+  });
+  afterAll(async () => {
+    await fixture?.pg.end();
+    await fixture?.server.stop();
+    await fixture?.server.dropDatabase();
+  });
 }
