@@ -1,6 +1,6 @@
 import type { Pool } from 'pg';
 import type { RunnableConfig } from '@langchain/core/runnables';
-import { WRITES_IDX_MAP, type ChannelVersions, type Checkpoint, type CheckpointMetadata, type PendingWrite } from '@langchain/langgraph-checkpoint';
+import { WRITES_IDX_MAP, type ChannelVersions, type Checkpoint, type CheckpointMetadata, type CheckpointTuple, type PendingWrite } from '@langchain/langgraph-checkpoint';
 import { PostgresSaver } from '@langchain/langgraph-checkpoint-postgres';
 
 const toBuffer = (b: Uint8Array | undefined): Buffer | null => (b === undefined ? null : Buffer.from(b.buffer, b.byteOffset, b.byteLength));
@@ -19,15 +19,22 @@ const toBuffer = (b: Uint8Array | undefined): Buffer | null => (b === undefined 
  *   the checkpoint, COMMIT, and a task's writes as BEGIN, one INSERT per write, COMMIT. Here each is a
  *   single statement (atomic on its own): the blobs as one multi-row INSERT in a CTE of the checkpoint's
  *   INSERT, the writes as one multi-row INSERT. Same rows, same conflict rules, a fraction of the round trips.
+ *   Both are named (prepared once per connection).
+ * - A thread this process is running a run on, and which had no checkpoint when the run was taken, is
+ *   known to have none until the run writes its first: the run's opening read of the latest checkpoint
+ *   is answered without a query. Nothing else writes a thread's checkpoints while a run holds it (a state
+ *   update is refused while a run is active, and no other worker takes the thread).
  */
 export class AgentCheckpointer extends PostgresSaver {
   private readonly putSql: string;
   private readonly upsertWritesSql: string;
   private readonly insertWritesSql: string;
+  /** Threads known to have no checkpoint in the root namespace (see the class comment), by thread id. */
+  private readonly empty = new Set<string>();
 
   constructor(
     private readonly db: Pool,
-    schema: string,
+    private readonly schema: string,
   ) {
     super(db, undefined, { schema });
     const t = (name: string) => `"${schema}".${name}`;
@@ -45,6 +52,21 @@ export class AgentCheckpointer extends PostgresSaver {
     this.insertWritesSql = `${writes} DO NOTHING`;
   }
 
+  /** Called by the worker when it starts a run on a thread that has no checkpoint; `forget` once the run has ended. */
+  markEmpty(threadId: string): void {
+    this.empty.add(threadId);
+  }
+
+  forget(threadId: string): void {
+    this.empty.delete(threadId);
+  }
+
+  override async getTuple(config: RunnableConfig): Promise<CheckpointTuple | undefined> {
+    const cf = (config.configurable ?? {}) as { thread_id?: string; checkpoint_ns?: string; checkpoint_id?: string };
+    if (cf.thread_id !== undefined && !cf.checkpoint_id && (cf.checkpoint_ns ?? '') === '' && this.empty.has(String(cf.thread_id))) return undefined;
+    return super.getTuple(config);
+  }
+
   override getNextVersion(current: number | undefined): number {
     const base = typeof current === 'number' ? Math.floor(current) : 0;
     return base + 1 + Math.floor(Math.random() * 1e9) / 1e10;
@@ -53,8 +75,9 @@ export class AgentCheckpointer extends PostgresSaver {
   override async put(config: RunnableConfig, checkpoint: Checkpoint, metadata: CheckpointMetadata, newVersions: ChannelVersions): Promise<RunnableConfig> {
     if (config.configurable === undefined) throw new Error('Missing "configurable" field in "config" param');
     const { thread_id, checkpoint_ns = '', checkpoint_id } = config.configurable as { thread_id: string; checkpoint_ns?: string; checkpoint_id?: string };
+    if (checkpoint_ns === '') this.empty.delete(String(thread_id));
     const [blobs, meta] = await Promise.all([this._dumpBlobs(thread_id, checkpoint_ns, checkpoint.channel_values, newVersions), this._dumpMetadata(metadata)]);
-    await this.db.query(this.putSql, [
+    await this.db.query({ name: `${this.schema}_ckpt_put`, text: this.putSql, values: [
       thread_id,
       checkpoint_ns,
       checkpoint.id,
@@ -65,7 +88,7 @@ export class AgentCheckpointer extends PostgresSaver {
       blobs.map((b) => b[3]),
       blobs.map((b) => b[4]),
       blobs.map((b) => toBuffer(b[5])),
-    ]);
+    ] });
     return { configurable: { thread_id, checkpoint_ns, checkpoint_id: checkpoint.id } };
   }
 
@@ -79,7 +102,7 @@ export class AgentCheckpointer extends PostgresSaver {
     for (const w of dumped) if (upsert || !byIdx.has(w[4])) byIdx.set(w[4], w);
     const rows = [...byIdx.values()];
     if (!rows.length) return;
-    await this.db.query(upsert ? this.upsertWritesSql : this.insertWritesSql, [
+    await this.db.query({ name: `${this.schema}_ckpt_writes_${upsert ? 'upsert' : 'insert'}`, text: upsert ? this.upsertWritesSql : this.insertWritesSql, values: [
       cf.thread_id,
       cf.checkpoint_ns,
       cf.checkpoint_id,
@@ -88,6 +111,6 @@ export class AgentCheckpointer extends PostgresSaver {
       rows.map((w) => w[5]),
       rows.map((w) => w[6]),
       rows.map((w) => toBuffer(w[7])),
-    ]);
+    ] });
   }
 }
