@@ -1,4 +1,4 @@
-import type { Pool, PoolClient } from 'pg';
+import type { Pool, PoolClient, QueryResult, QueryResultRow } from 'pg';
 import type {
   AgentAssistant,
   AgentAssistantCreate,
@@ -154,6 +154,11 @@ const json = (v: unknown): string | null => (v === undefined ? null : JSON.strin
 export class AgentRepository {
   constructor(readonly pool: Pool) {}
 
+  /** A hot statement, prepared once per connection (saves the server parsing and planning it every time). */
+  private named<T extends QueryResultRow>(name: string, text: string, values: unknown[]): Promise<QueryResult<T>> {
+    return this.pool.query<T>({ name: `${S}_${name}`, text, values });
+  }
+
   async tx<T>(fn: (c: PoolClient) => Promise<T>): Promise<T> {
     const c = await this.pool.connect();
     try {
@@ -288,7 +293,8 @@ export class AgentRepository {
 
   /** Inserts a thread; null when the id is taken. */
   async createThread(id: string, metadata: Record<string, unknown>, stateless = false): Promise<AgentThread | null> {
-    const r = await this.pool.query<ThreadRow>(
+    const r = await this.named<ThreadRow>(
+      'create_thread',
       `INSERT INTO ${S}.threads (thread_id, metadata, stateless) VALUES ($1, $2, $3) ON CONFLICT (thread_id) DO NOTHING RETURNING *`,
       [id, json(metadata), stateless],
     );
@@ -385,7 +391,8 @@ export class AgentRepository {
    * thread busy until its runs have ended). Otherwise it is queued and the workers are notified as usual.
    */
   private async enqueueRun(run: NewRun, direct: DirectClaim | null): Promise<CreateRunOutcome> {
-    const r = await this.pool.query<RunRow & { x_notified: unknown }>(
+    const r = await this.named<RunRow & { x_notified: unknown }>(
+      'enqueue_run',
       `WITH ut AS (
          UPDATE ${S}.threads SET status = 'busy', graph_id = $4::text, updated_at = now(),
            metadata = metadata || jsonb_strip_nulls(jsonb_build_object(
@@ -472,8 +479,8 @@ export class AgentRepository {
   async getRun(threadId: string | null, runId: string): Promise<RunRow | null> {
     const r =
       threadId === null
-        ? await this.pool.query<RunRow>(`SELECT * FROM ${S}.runs WHERE run_id = $1`, [runId])
-        : await this.pool.query<RunRow>(`SELECT * FROM ${S}.runs WHERE run_id = $1 AND thread_id = $2`, [runId, threadId]);
+        ? await this.named<RunRow>('get_run', `SELECT * FROM ${S}.runs WHERE run_id = $1`, [runId])
+        : await this.named<RunRow>('get_thread_run', `SELECT * FROM ${S}.runs WHERE run_id = $1 AND thread_id = $2`, [runId, threadId]);
     return r.rows[0] ?? null;
   }
 
@@ -605,7 +612,8 @@ export class AgentRepository {
   async finishRun(run: RunRow, owner: string, outcome: FinishOutcome | { status: 'rollback' }): Promise<{ done: boolean; ended: RunRow | null }> {
     if (outcome.status !== 'rollback') {
       // One autocommitted statement: the run's end, the thread released, waiters and idle workers notified.
-      const r = await this.pool.query<RunRow & { x_done: unknown; x_next: unknown }>(
+      const r = await this.named<RunRow & { x_done: unknown; x_next: unknown }>(
+        'finish_run',
         `WITH ur AS (
            UPDATE ${S}.runs SET status = $4, result = $5, error = $6, updated_at = now(), lease_owner = NULL, lease_expires = NULL
            WHERE run_id = $1 AND lease_owner = $2 AND attempt = $3 AND status = 'running' RETURNING *),

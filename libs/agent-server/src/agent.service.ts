@@ -57,6 +57,7 @@ export interface RunExecutor {
   reserve(): DirectClaim | null;
   unreserve(): void;
   adopt(run: RunRow): void;
+  running(runId: string): { threadId: string; ended: RunRow | null } | null;
 }
 
 /** Assistants, threads and runs: the agent server's use cases, called by thin controllers. */
@@ -421,8 +422,19 @@ export class AgentService {
    * timer); null when it no longer exists.
    */
   async waitForEnd(threadId: string | null, runId: string, signal?: AbortSignal): Promise<RunRow | null> {
-    for (;;) {
+    for (let first = true; ; first = false) {
       const sub = this.notifier.next(CHANNELS.done, runId, signal);
+      // A run executing in this process needs no read: its end comes with its committed row.
+      const local = first ? this.executor?.running(runId) : null;
+      if (local && (threadId === null || local.threadId === threadId) && !signal?.aborted) {
+        if (local.ended) {
+          sub.cancel();
+          return local.ended;
+        }
+        const ended = (await sub.promise) as RunRow | undefined;
+        if (ended && isTerminal(ended.status)) return ended;
+        continue;
+      }
       const run = await this.repo.getRun(threadId, runId);
       if (!run || isTerminal(run.status) || signal?.aborted) {
         sub.cancel();

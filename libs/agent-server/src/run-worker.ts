@@ -24,6 +24,8 @@ interface Active {
   abort: AbortController;
   cancel: 'interrupt' | 'rollback' | null;
   lost: boolean;
+  /** The committed row once this worker has ended the run. */
+  ended: RunRow | null;
 }
 
 /** Stream modes the client may ask for, mapped to LangGraph's own. */
@@ -139,6 +141,16 @@ export class RunWorker {
     if (this.saturated) this.pump();
   }
 
+  /**
+   * A run this worker is executing (its thread, and its committed row if it has just ended), else null.
+   * Its end is published locally on the done channel (see Notifier.publishLocal), unless it is lost to
+   * another worker or rolled back: then only the NOTIFY tells.
+   */
+  running(runId: string): { threadId: string; ended: RunRow | null } | null {
+    const a = this.active.get(runId);
+    return a && !a.lost ? { threadId: a.run.thread_id, ended: a.ended } : null;
+  }
+
   /** Executes a run the creating statement gave to this worker (status running, its lease). */
   adopt(run: RunRow): void {
     if (this.stopped) {
@@ -223,7 +235,7 @@ export class RunWorker {
   }
 
   private execute(run: RunRow): void {
-    const a: Active = { run, abort: new AbortController(), cancel: null, lost: false };
+    const a: Active = { run, abort: new AbortController(), cancel: null, lost: false, ended: null };
     this.active.set(run.run_id, a);
     // has_base: the thread had a checkpoint when the run was first taken (a retry has lost everything after it)
     if (!run.has_base) this.opts.checkpointer?.markEmpty(run.thread_id);
@@ -341,7 +353,10 @@ export class RunWorker {
     await writer.drain().catch((err: Error) => this.logger.error({ msg: 'run events not written', run_id: run.run_id, error: err.message }));
     const { done, ended } = await this.repo.finishRun(run, this.owner, outcome);
     // Waiters in this process get the committed row at once; the NOTIFY tells every process.
-    if (ended) this.notifier.publishLocal(CHANNELS.done, run.run_id, ended);
+    if (ended) {
+      a.ended = ended;
+      this.notifier.publishLocal(CHANNELS.done, run.run_id, ended);
+    }
     if (done && outcome.status === 'rollback' && loaded) {
       // The thread's values are whatever the checkpoints left by earlier runs say.
       const state = await loaded.graph.getState({ configurable: { thread_id: run.thread_id } });
