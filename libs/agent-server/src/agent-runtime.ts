@@ -1,29 +1,14 @@
 import { Logger } from '@nestjs/common';
 import { Pool } from 'pg';
-import { PostgresSaver } from '@langchain/langgraph-checkpoint-postgres';
 import type { AgentServerConfig } from './agent-server.config';
 import { AgentRepository } from './agent.repository';
+import { AgentCheckpointer } from './checkpointer';
 import { AgentService } from './agent.service';
 import { loadGraphs, type LoadedGraph } from './graph-registry';
 import { AGENT_SCHEMA, migrateAgentSchema } from './migrations';
 import { Notifier } from './notifier';
 import { RunWorker } from './run-worker';
 import { createTracing, type Tracing } from './tracing';
-
-/**
- * The checkpointer with fork-safe channel versions. The stock saver numbers versions 1, 2, 3…, and blobs
- * are keyed by (thread, namespace, channel, version): two checkpoints forked from one parent (a state
- * update at an earlier checkpoint, then another branch) would both write version n+1 of a channel and the
- * second blob would be dropped (ON CONFLICT DO NOTHING), so the fork would read the other branch's values.
- * Versions stay numbers (comparable with ones already stored) but get a random fraction: still increasing,
- * distinct across forks.
- */
-export class ForkSafePostgresSaver extends PostgresSaver {
-  override getNextVersion(current: number | undefined): number {
-    const base = typeof current === 'number' ? Math.floor(current) : 0;
-    return base + 1 + Math.floor(Math.random() * 1e9) / 1e10;
-  }
-}
 
 /** Everything one agent-server process owns, started in order and closed in reverse. */
 export class AgentRuntime {
@@ -42,7 +27,7 @@ export class AgentRuntime {
     const pool = new Pool({ connectionString: config.DATABASE_URL, max: config.DATABASE_POOL_SIZE });
     pool.on('error', (err) => new Logger('agent-server').warn({ msg: 'idle database connection failed', error: err.message }));
     try {
-      const saver = new ForkSafePostgresSaver(pool, undefined, { schema: AGENT_SCHEMA });
+      const saver = new AgentCheckpointer(pool, AGENT_SCHEMA);
       await migrateAgentSchema(pool, () => saver.setup());
       const graphs = await loadGraphs(config.GRAPHS_CONFIG, saver);
       const repo = new AgentRepository(pool);
@@ -56,9 +41,10 @@ export class AgentRuntime {
         maxAttempts: config.RUN_MAX_ATTEMPTS,
         durability: config.RUN_DURABILITY,
         callbacks: () => (tracing ? [tracing.tracer()] : []),
+        checkpointer: saver,
       });
       worker.start();
-      return new AgentRuntime(pool, notifier, graphs, worker, new AgentService(repo, notifier, graphs), tracing);
+      return new AgentRuntime(pool, notifier, graphs, worker, new AgentService(repo, notifier, graphs, config.WORKER_CONCURRENCY > 0 ? worker : null), tracing);
     } catch (err) {
       await pool.end().catch(() => undefined);
       throw err;

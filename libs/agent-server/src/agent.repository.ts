@@ -1,4 +1,4 @@
-import type { Pool, PoolClient } from 'pg';
+import type { Pool, PoolClient, QueryResult, QueryResultRow } from 'pg';
 import type {
   AgentAssistant,
   AgentAssistantCreate,
@@ -96,6 +96,12 @@ export type CreateRunOutcome =
   | { kind: 'thread_missing' }
   | { kind: 'busy' };
 
+/** Lets the creating process take a new run itself (see createRun). */
+export interface DirectClaim {
+  owner: string;
+  leaseSeconds: number;
+}
+
 export type FinishOutcome = { status: AgentRunStatus; threadStatus: AgentThreadStatus; result: unknown; error: RunRow['error']; values: unknown; interrupts: Record<string, unknown> };
 
 export const toRun = (r: RunRow): AgentRun => ({
@@ -147,6 +153,11 @@ const json = (v: unknown): string | null => (v === undefined ? null : JSON.strin
 /** The only code that speaks SQL for assistants, threads, runs, the run queue and run events. */
 export class AgentRepository {
   constructor(readonly pool: Pool) {}
+
+  /** A hot statement, prepared once per connection (saves the server parsing and planning it every time). */
+  private named<T extends QueryResultRow>(name: string, text: string, values: unknown[]): Promise<QueryResult<T>> {
+    return this.pool.query<T>({ name: `${S}_${name}`, text, values });
+  }
 
   async tx<T>(fn: (c: PoolClient) => Promise<T>): Promise<T> {
     const c = await this.pool.connect();
@@ -282,7 +293,8 @@ export class AgentRepository {
 
   /** Inserts a thread; null when the id is taken. */
   async createThread(id: string, metadata: Record<string, unknown>, stateless = false): Promise<AgentThread | null> {
-    const r = await this.pool.query<ThreadRow>(
+    const r = await this.named<ThreadRow>(
+      'create_thread',
       `INSERT INTO ${S}.threads (thread_id, metadata, stateless) VALUES ($1, $2, $3) ON CONFLICT (thread_id) DO NOTHING RETURNING *`,
       [id, json(metadata), stateless],
     );
@@ -363,8 +375,48 @@ export class AgentRepository {
    * follow the multitask strategy: reject refuses while a run is pending or running; interrupt and
    * rollback mark the active runs for cancellation (pending ones end at once); enqueue just queues.
    */
-  async createRun(run: NewRun, opts: CreateRunOptions): Promise<CreateRunOutcome> {
+  async createRun(run: NewRun, opts: CreateRunOptions, direct: DirectClaim | null = null): Promise<CreateRunOutcome> {
+    if (run.multitask_strategy === 'enqueue' && !opts.createThread && run.after_seconds <= 0) return this.enqueueRun(run, direct);
     return this.tx((c) => this.createRunIn(c, run, opts));
+  }
+
+  /**
+   * The common case in one autocommitted statement: a run queued on an existing thread (enqueue needs no
+   * look at the thread's active runs). The thread row is updated in the same statement, which takes its row
+   * lock: creates on one thread stay serialized with the other strategies' FOR UPDATE.
+   *
+   * With `direct`, the run is taken by the calling process at once (status running, its lease, attempt 1)
+   * when the thread is idle: no run executing (active_run_id, re-checked on the newest row version when
+   * another transaction changed it meanwhile) and none queued (status not busy: every create marks the
+   * thread busy until its runs have ended). Otherwise it is queued and the workers are notified as usual.
+   */
+  private async enqueueRun(run: NewRun, direct: DirectClaim | null): Promise<CreateRunOutcome> {
+    const r = await this.named<RunRow & { x_notified: unknown }>(
+      'enqueue_run',
+      `WITH ut AS (
+         UPDATE ${S}.threads SET status = 'busy', graph_id = $4::text, updated_at = now(),
+           metadata = metadata || jsonb_strip_nulls(jsonb_build_object(
+             'graph_id', CASE WHEN metadata ? 'graph_id' THEN NULL ELSE $4::text END,
+             'assistant_id', CASE WHEN metadata ? 'assistant_id' THEN NULL ELSE $3::uuid::text END)),
+           active_run_id = CASE WHEN $9::text IS NOT NULL AND active_run_id IS NULL AND status <> 'busy'
+             AND NOT EXISTS (SELECT 1 FROM ${S}.runs r WHERE r.thread_id = $2::uuid AND r.status IN ('pending', 'running')) THEN $1::uuid ELSE active_run_id END
+         WHERE thread_id = $2::uuid RETURNING active_run_id IS NOT DISTINCT FROM $1::uuid AS direct),
+       ins AS (
+         INSERT INTO ${S}.runs (run_id, thread_id, assistant_id, graph_id, status, metadata, kwargs, multitask_strategy, attempt, lease_owner, lease_expires, base_checkpoint_id, has_base)
+         SELECT $1::uuid, $2::uuid, $3::uuid, $4::text, CASE WHEN ut.direct THEN 'running' ELSE 'pending' END, $5::jsonb, $6::jsonb, $7::text,
+           CASE WHEN ut.direct THEN 1 ELSE 0 END,
+           CASE WHEN ut.direct THEN $9::text END,
+           CASE WHEN ut.direct THEN clock_timestamp() + make_interval(secs => $10) END,
+           CASE WHEN ut.direct THEN (SELECT max(k.checkpoint_id) FROM ${S}.checkpoints k WHERE k.thread_id = $2::uuid::text AND k.checkpoint_ns = '') END,
+           ut.direct AND EXISTS (SELECT 1 FROM ${S}.checkpoints k WHERE k.thread_id = $2::uuid::text AND k.checkpoint_ns = '')
+         FROM ut RETURNING *)
+       SELECT ins.*, CASE WHEN ins.status = 'pending' THEN pg_notify($8::text, '') END AS x_notified FROM ins`,
+      [run.run_id, run.thread_id, run.assistant_id, run.graph_id, json(run.metadata), json(run.kwargs), run.multitask_strategy, CHANNELS.pending, direct?.owner ?? null, direct?.leaseSeconds ?? 0],
+    );
+    const row = r.rows[0];
+    if (!row) return { kind: 'thread_missing' };
+    delete (row as Partial<typeof row>).x_notified;
+    return { kind: 'created', run: row, cancelled: [] };
   }
 
   /** Creates several runs in one transaction: all of them or, on any failure, none. */
@@ -427,8 +479,8 @@ export class AgentRepository {
   async getRun(threadId: string | null, runId: string): Promise<RunRow | null> {
     const r =
       threadId === null
-        ? await this.pool.query<RunRow>(`SELECT * FROM ${S}.runs WHERE run_id = $1`, [runId])
-        : await this.pool.query<RunRow>(`SELECT * FROM ${S}.runs WHERE run_id = $1 AND thread_id = $2`, [runId, threadId]);
+        ? await this.named<RunRow>('get_run', `SELECT * FROM ${S}.runs WHERE run_id = $1`, [runId])
+        : await this.named<RunRow>('get_thread_run', `SELECT * FROM ${S}.runs WHERE run_id = $1 AND thread_id = $2`, [runId, threadId]);
     return r.rows[0] ?? null;
   }
 
@@ -554,23 +606,23 @@ export class AgentRepository {
   /**
    * Ends a run this worker owns, in one transaction: the run's status and result (or, for rollback, the
    * run and everything it wrote deleted), the thread released, waiters and idle workers notified.
-   * False when the worker had lost the run meanwhile: then nothing is written.
+   * Not done when the worker had lost the run meanwhile: then nothing is written. `ended` is the run's
+   * row as committed (none for rollback, which deletes it).
    */
-  async finishRun(run: RunRow, owner: string, outcome: FinishOutcome | { status: 'rollback' }): Promise<boolean> {
+  async finishRun(run: RunRow, owner: string, outcome: FinishOutcome | { status: 'rollback' }): Promise<{ done: boolean; ended: RunRow | null }> {
     if (outcome.status !== 'rollback') {
       // One autocommitted statement: the run's end, the thread released, waiters and idle workers notified.
-      const r = await this.pool.query<{ done: string }>(
+      const r = await this.named<RunRow & { x_done: unknown; x_next: unknown }>(
+        'finish_run',
         `WITH ur AS (
            UPDATE ${S}.runs SET status = $4, result = $5, error = $6, updated_at = now(), lease_owner = NULL, lease_expires = NULL
-           WHERE run_id = $1 AND lease_owner = $2 AND attempt = $3 AND status = 'running' RETURNING thread_id),
+           WHERE run_id = $1 AND lease_owner = $2 AND attempt = $3 AND status = 'running' RETURNING *),
          nxt AS (SELECT EXISTS (SELECT 1 FROM ${S}.runs WHERE thread_id = $7 AND status = 'pending') AS pending),
          ut AS (
            UPDATE ${S}.threads SET active_run_id = NULL, updated_at = now(), state_updated_at = now(), "values" = COALESCE($8, "values"), interrupts = $9, error = $6,
              status = CASE WHEN (SELECT pending FROM nxt) THEN 'busy' ELSE $10 END
            WHERE thread_id IN (SELECT thread_id FROM ur))
-         SELECT (SELECT count(*) FROM ur) AS done,
-           CASE WHEN (SELECT count(*) FROM ur) > 0 THEN pg_notify($11, $1::text) END,
-           CASE WHEN (SELECT count(*) FROM ur) > 0 AND (SELECT pending FROM nxt) THEN pg_notify($12, '') END`,
+         SELECT ur.*, pg_notify($11, $1::text) AS x_done, CASE WHEN (SELECT pending FROM nxt) THEN pg_notify($12, '') END AS x_next FROM ur`,
         [
           run.run_id,
           owner,
@@ -586,9 +638,14 @@ export class AgentRepository {
           CHANNELS.pending,
         ],
       );
-      return Number(r.rows[0].done) > 0;
+      const ended = r.rows[0] ?? null;
+      if (ended) {
+        delete (ended as Partial<typeof ended>).x_done;
+        delete (ended as Partial<typeof ended>).x_next;
+      }
+      return { done: !!ended, ended };
     }
-    return this.tx(async (c) => {
+    const done = await this.tx(async (c) => {
       const own = await c.query(`SELECT 1 FROM ${S}.runs WHERE run_id = $1 AND lease_owner = $2 AND attempt = $3 AND status = 'running' FOR UPDATE`, [
         run.run_id,
         owner,
@@ -609,6 +666,7 @@ export class AgentRepository {
       await c.query(`SELECT pg_notify($1, $2)`, [CHANNELS.done, run.run_id]);
       return true;
     });
+    return { done, ended: null };
   }
 
   /** Puts a run back in the queue without counting the attempt (graceful shutdown of its worker). */

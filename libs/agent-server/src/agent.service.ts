@@ -26,7 +26,7 @@ import {
 } from '@th/contracts';
 import { ValidationFailed, conflict, notFound, parseOrThrow, toValidationErrors } from '@th/platform';
 import type { z } from 'zod';
-import { CHANNELS, toRun, toThread, type AgentRepository, type CreateRunOptions, type NewRun, type RunRow } from './agent.repository';
+import { CHANNELS, toRun, toThread, type AgentRepository, type CreateRunOptions, type DirectClaim, type NewRun, type RunRow } from './agent.repository';
 import type { CompiledGraphLike, LoadedGraph, StateSnapshotLike } from './graph-registry';
 import type { Notifier } from './notifier';
 import { toWire } from './serialize';
@@ -52,12 +52,21 @@ interface ZodLike {
   partial?: () => ZodLike;
 }
 
+/** This process's run executor (the RunWorker), which may take a run it creates at once. */
+export interface RunExecutor {
+  reserve(): DirectClaim | null;
+  unreserve(): void;
+  adopt(run: RunRow): void;
+  running(runId: string): { threadId: string; ended: RunRow | null } | null;
+}
+
 /** Assistants, threads and runs: the agent server's use cases, called by thin controllers. */
 export class AgentService {
   constructor(
     private readonly repo: AgentRepository,
     private readonly notifier: Notifier,
     private readonly graphs: Map<string, LoadedGraph>,
+    private readonly executor: RunExecutor | null = null,
   ) {}
 
   // --- assistants ----------------------------------------------------------------------------
@@ -283,7 +292,16 @@ export class AgentService {
     const tid = threadId === null ? null : pathId(threadId, 'thread_id');
     const b = parseOrThrow(agentRunCreateSchema, body ?? {}, ['body']);
     const prepared = await this.prepareRun(tid, b, opts, ['body']);
-    const outcome = await this.repo.createRun(prepared.run, prepared.opts);
+    // A slot of this process's worker, so that the run can be taken in the statement that records it
+    // (no NOTIFY and claim round trip) when its thread is idle.
+    const direct = this.executor?.reserve() ?? null;
+    let outcome: Awaited<ReturnType<AgentRepository['createRun']>>;
+    try {
+      outcome = await this.repo.createRun(prepared.run, prepared.opts, direct);
+    } finally {
+      if (direct) this.executor?.unreserve();
+    }
+    if (direct && outcome.kind === 'created' && outcome.run.status === 'running' && outcome.run.lease_owner === direct.owner) this.executor?.adopt(outcome.run);
     if (outcome.kind === 'thread_missing') throw notFound(`Thread ${threadId}`);
     if (outcome.kind === 'busy') throw conflict('Thread is busy with another run; multitask_strategy "reject" refused this one');
     return { run: outcome.run, body: b };
@@ -399,16 +417,32 @@ export class AgentService {
     if (r === 'active') throw conflict(`Run ${runId} is still pending or running; cancel it first`);
   }
 
-  /** Resolves when the run has ended (by its NOTIFY, never a timer); null when it no longer exists. */
+  /**
+   * Resolves when the run has ended (by its NOTIFY, or at once when this process ended it; never a
+   * timer); null when it no longer exists.
+   */
   async waitForEnd(threadId: string | null, runId: string, signal?: AbortSignal): Promise<RunRow | null> {
-    for (;;) {
+    for (let first = true; ; first = false) {
       const sub = this.notifier.next(CHANNELS.done, runId, signal);
+      // A run executing in this process needs no read: its end comes with its committed row.
+      const local = first ? this.executor?.running(runId) : null;
+      if (local && (threadId === null || local.threadId === threadId) && !signal?.aborted) {
+        if (local.ended) {
+          sub.cancel();
+          return local.ended;
+        }
+        const ended = (await sub.promise) as RunRow | undefined;
+        if (ended && isTerminal(ended.status)) return ended;
+        continue;
+      }
       const run = await this.repo.getRun(threadId, runId);
       if (!run || isTerminal(run.status) || signal?.aborted) {
         sub.cancel();
         return run;
       }
-      await sub.promise;
+      const ended = (await sub.promise) as RunRow | undefined;
+      // the committed row of a run this process ended (same run: the thread is checked too when given)
+      if (ended && isTerminal(ended.status) && (threadId === null || ended.thread_id === threadId)) return ended;
     }
   }
 
@@ -422,7 +456,7 @@ export class AgentService {
   async join(threadId: string, runId: string): Promise<unknown> {
     const tid = pathId(threadId, 'thread_id');
     const rid = pathId(runId, 'run_id');
-    if (!(await this.repo.getRun(tid, rid))) throw notFound(`Run ${runId}`);
+    // absent at first or deleted while waiting: 404 either way
     const run = await this.waitForEnd(tid, rid);
     if (!run) throw notFound(`Run ${runId}`);
     return AgentService.finalBody(run);

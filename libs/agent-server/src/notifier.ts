@@ -3,7 +3,7 @@ import { Client } from 'pg';
 import { CHANNELS } from './agent.repository';
 
 type Channel = (typeof CHANNELS)[keyof typeof CHANNELS];
-type Listener = (payload: string) => void;
+type Listener = (payload: string, detail?: unknown) => void;
 
 /**
  * One LISTEN connection per process: wakes workers when runs are queued, join/wait when runs end,
@@ -51,6 +51,16 @@ export class Notifier {
     attempt(200);
   }
 
+  /**
+   * Tells this process's listeners at once what a committed change of this process means (e.g. a run this
+   * process ended, with its final row): they need not wait for the NOTIFY (which still follows, for every
+   * process) nor read the row back.
+   */
+  publishLocal(channel: Channel, payload: string, detail: unknown): void {
+    const set = this.listeners.get(channel);
+    if (set) for (const l of [...set]) l(payload, detail);
+  }
+
   on(channel: Channel, listener: Listener): () => void {
     let set = this.listeners.get(channel);
     if (!set) this.listeners.set(channel, (set = new Set()));
@@ -58,21 +68,24 @@ export class Notifier {
     return () => set.delete(listener);
   }
 
-  /** Resolves on the next notification on `channel` whose payload is `key` (or on a reconnect), or when `signal` aborts. */
-  next(channel: Channel, key: string, signal?: AbortSignal): { promise: Promise<void>; cancel(): void } {
+  /**
+   * Resolves on the next notification on `channel` whose payload is `key` (or on a reconnect), or when
+   * `signal` aborts; with the detail of a local publication, if that came first.
+   */
+  next(channel: Channel, key: string, signal?: AbortSignal): { promise: Promise<unknown>; cancel(): void } {
     let off: () => void = () => undefined;
     let onAbort: () => void = () => undefined;
-    const promise = new Promise<void>((resolve) => {
-      off = this.on(channel, (p) => {
+    const promise = new Promise<unknown>((resolve) => {
+      off = this.on(channel, (p, detail) => {
         if (p === key || p === '*') {
           off();
           signal?.removeEventListener('abort', onAbort);
-          resolve();
+          resolve(detail);
         }
       });
       onAbort = () => {
         off();
-        resolve();
+        resolve(undefined);
       };
       signal?.addEventListener('abort', onAbort, { once: true });
     });

@@ -2,7 +2,7 @@ import { Logger } from '@nestjs/common';
 import { randomUUID } from 'node:crypto';
 import { Command } from '@langchain/langgraph';
 import type { AgentRunStatus, AgentThreadStatus } from '@th/contracts';
-import type { AgentRepository, FinishOutcome, RunRow } from './agent.repository';
+import type { AgentRepository, DirectClaim, FinishOutcome, RunRow } from './agent.repository';
 import { CHANNELS } from './agent.repository';
 import type { LoadedGraph } from './graph-registry';
 import type { Notifier } from './notifier';
@@ -15,6 +15,8 @@ export interface WorkerOptions {
   durability: 'sync' | 'async' | 'exit';
   /** LangChain callbacks added to every run (the tracer to our tracing service), if configured. */
   callbacks: () => unknown[];
+  /** Told which threads a run starts on without any checkpoint (it can skip reading the latest one). */
+  checkpointer?: { markEmpty(threadId: string): void; forget(threadId: string): void };
 }
 
 interface Active {
@@ -22,6 +24,8 @@ interface Active {
   abort: AbortController;
   cancel: 'interrupt' | 'rollback' | null;
   lost: boolean;
+  /** The committed row once this worker has ended the run. */
+  ended: RunRow | null;
 }
 
 /** Stream modes the client may ask for, mapped to LangGraph's own. */
@@ -80,6 +84,10 @@ export class RunWorker {
   private readonly active = new Map<string, Active>();
   private pumping = false;
   private again = false;
+  /** Slots promised to runs being created by this process (see reserve). */
+  private reserved = 0;
+  /** A claim round found no free slot: runs may be waiting for one to free up. */
+  private saturated = false;
   private stopped = false;
   private reaper: NodeJS.Timeout | null = null;
   private dueTimer: NodeJS.Timeout | null = null;
@@ -117,6 +125,42 @@ export class RunWorker {
     this.pump();
   }
 
+  /**
+   * A free slot for a run this process is creating, which it may then take at once (recorded as running
+   * under this worker's lease in the same statement that creates it). Null when no slot is free. The
+   * caller must call unreserve() once the create has returned, and adopt() the run if it was taken.
+   */
+  reserve(): DirectClaim | null {
+    if (this.stopped || this.opts.concurrency - this.active.size - this.reserved <= 0) return null;
+    this.reserved++;
+    return { owner: this.owner, leaseSeconds: this.opts.leaseSeconds };
+  }
+
+  unreserve(): void {
+    this.reserved--;
+    if (this.saturated) this.pump();
+  }
+
+  /**
+   * A run this worker is executing (its thread, and its committed row if it has just ended), else null.
+   * Its end is published locally on the done channel (see Notifier.publishLocal), unless it is lost to
+   * another worker or rolled back: then only the NOTIFY tells.
+   */
+  running(runId: string): { threadId: string; ended: RunRow | null } | null {
+    const a = this.active.get(runId);
+    return a && !a.lost ? { threadId: a.run.thread_id, ended: a.ended } : null;
+  }
+
+  /** Executes a run the creating statement gave to this worker (status running, its lease). */
+  adopt(run: RunRow): void {
+    if (this.stopped) {
+      // shutting down meanwhile: back to the queue for another process
+      void this.repo.releaseRun(run, this.owner).catch(() => undefined);
+      return;
+    }
+    this.execute(run);
+  }
+
   /** Takes runs while slots are free. Re-entrant calls just ask for one more round. */
   pump(): void {
     if (this.stopped || this.opts.concurrency === 0) return;
@@ -130,8 +174,12 @@ export class RunWorker {
         do {
           this.again = false;
           for (;;) {
-            const free = this.opts.concurrency - this.active.size;
-            if (free <= 0 || this.stopped) break;
+            const free = this.opts.concurrency - this.active.size - this.reserved;
+            if (this.stopped) break;
+            if (free <= 0) {
+              this.saturated = true;
+              break;
+            }
             const want = Math.min(free, 50);
             const { runs, skipped, nextDue } = await this.repo.claim(this.owner, want, this.opts.leaseSeconds);
             for (const run of runs) this.execute(run);
@@ -139,7 +187,7 @@ export class RunWorker {
             if (runs.length < want) {
               // A runnable run whose row another transaction held (SKIP LOCKED passed it) gets no new
               // notification when that transaction ends without changes: look again shortly.
-              if (skipped && this.active.size < this.opts.concurrency) this.retrySoon();
+              if (skipped && this.active.size + this.reserved < this.opts.concurrency) this.retrySoon();
               break;
             }
           }
@@ -187,14 +235,17 @@ export class RunWorker {
   }
 
   private execute(run: RunRow): void {
-    const a: Active = { run, abort: new AbortController(), cancel: null, lost: false };
+    const a: Active = { run, abort: new AbortController(), cancel: null, lost: false, ended: null };
     this.active.set(run.run_id, a);
+    // has_base: the thread had a checkpoint when the run was first taken (a retry has lost everything after it)
+    if (!run.has_base) this.opts.checkpointer?.markEmpty(run.thread_id);
     const renew = setInterval(
       () => {
         this.repo.renewLease(run.run_id, this.owner, run.attempt, this.opts.leaseSeconds).then(
           (r) => {
             if (!r) {
               a.lost = true;
+              this.opts.checkpointer?.forget(run.thread_id);
               a.abort.abort(new Error('lease lost'));
             } else if (r.cancel_action && !a.cancel) {
               a.cancel = r.cancel_action;
@@ -215,7 +266,13 @@ export class RunWorker {
       .finally(() => {
         clearInterval(renew);
         this.active.delete(run.run_id);
-        this.pump();
+        this.opts.checkpointer?.forget(run.thread_id);
+        // A freed slot matters only if runs were left waiting for one; a thread's next queued run is
+        // announced by the run's end (NOTIFY), which wakes the workers anyway.
+        if (this.saturated) {
+          this.saturated = false;
+          this.pump();
+        }
       });
   }
 
@@ -294,7 +351,12 @@ export class RunWorker {
       }
     }
     await writer.drain().catch((err: Error) => this.logger.error({ msg: 'run events not written', run_id: run.run_id, error: err.message }));
-    const done = await this.repo.finishRun(run, this.owner, outcome);
+    const { done, ended } = await this.repo.finishRun(run, this.owner, outcome);
+    // Waiters in this process get the committed row at once; the NOTIFY tells every process.
+    if (ended) {
+      a.ended = ended;
+      this.notifier.publishLocal(CHANNELS.done, run.run_id, ended);
+    }
     if (done && outcome.status === 'rollback' && loaded) {
       // The thread's values are whatever the checkpoints left by earlier runs say.
       const state = await loaded.graph.getState({ configurable: { thread_id: run.thread_id } });
