@@ -129,4 +129,40 @@ describe('agent server as a process, without Kafka', () => {
       await inProc.stop();
     }
   });
+
+  it('keeps serving when a migration adds columns to runs and threads while it runs (prepared statements name their columns)', async () => {
+    const a = await start({ WORKER_CONCURRENCY: '1' });
+    try {
+      // every hot statement is prepared on the pool's connections by a first round of runs
+      for (let i = 0; i < 3; i++) {
+        const t = await a.client.threads.create();
+        const r = await a.client.runs.create(t.thread_id, 'agent', { input: user(`before${i}`) });
+        await a.client.runs.join(t.thread_id, r.run_id);
+        expect((await a.client.runs.get(t.thread_id, r.run_id)).status).toBe('success');
+      }
+      await pg.query('ALTER TABLE agent_server.runs ADD COLUMN later_column text');
+      await pg.query('ALTER TABLE agent_server.threads ADD COLUMN later_column text');
+      // plain requests, not the SDK (which retries a 5xx and would hide a failing statement)
+      const call = async (method: string, path: string, body?: unknown) => {
+        const res = await fetch(`${a.proc.url}${path}`, { method, headers: { 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) });
+        return { status: res.status, body: (await res.json()) as Record<string, unknown> };
+      };
+      for (let i = 0; i < 3; i++) {
+        const t = await call('POST', '/threads', {});
+        expect(t.status).toBe(200);
+        const r = await call('POST', `/threads/${t.body.thread_id}/runs`, { assistant_id: 'agent', input: user(`after${i}`) });
+        expect(r.status).toBe(200);
+        const joined = await call('GET', `/threads/${t.body.thread_id}/runs/${r.body.run_id}/join`);
+        expect(joined.status).toBe(200);
+        expect(contents(joined.body)).toEqual([`human:after${i}`, `ai:thought: after${i}`, `ai:echo: after${i}`]);
+        const got = await call('GET', `/threads/${t.body.thread_id}/runs/${r.body.run_id}`);
+        expect(got).toMatchObject({ status: 200, body: { status: 'success' } });
+      }
+      expect(a.proc.log()).not.toMatch(/cached plan/);
+    } finally {
+      await pg.query('ALTER TABLE agent_server.runs DROP COLUMN IF EXISTS later_column');
+      await pg.query('ALTER TABLE agent_server.threads DROP COLUMN IF EXISTS later_column');
+      await a.proc.stop();
+    }
+  });
 });

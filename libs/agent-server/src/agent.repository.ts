@@ -148,6 +148,15 @@ const SNAPSHOT_VERSION = `INSERT INTO ${S}.assistant_versions (assistant_id, ver
   SELECT assistant_id, version, graph_id, name, description, config, context, metadata, updated_at FROM ${S}.assistants WHERE assistant_id = $1
   ON CONFLICT DO NOTHING`;
 
+/**
+ * Explicit column lists for the prepared (named) statements: a prepared `SELECT *` or `RETURNING *` fails
+ * ("cached plan must not change result type") in running processes once a migration adds a column.
+ */
+const RUN_COLUMNS =
+  'run_id, thread_id, assistant_id, graph_id, status, metadata, kwargs, multitask_strategy, created_at, updated_at, attempt, lease_owner, cancel_action, base_checkpoint_id, has_base, result, error';
+const THREAD_COLUMNS =
+  'thread_id, created_at, updated_at, state_updated_at, metadata, status, "values", interrupts, config, error, graph_id, active_run_id, stateless';
+
 const json = (v: unknown): string | null => (v === undefined ? null : JSON.stringify(v));
 
 /** The only code that speaks SQL for assistants, threads, runs, the run queue and run events. */
@@ -295,7 +304,7 @@ export class AgentRepository {
   async createThread(id: string, metadata: Record<string, unknown>, stateless = false): Promise<AgentThread | null> {
     const r = await this.named<ThreadRow>(
       'create_thread',
-      `INSERT INTO ${S}.threads (thread_id, metadata, stateless) VALUES ($1, $2, $3) ON CONFLICT (thread_id) DO NOTHING RETURNING *`,
+      `INSERT INTO ${S}.threads (thread_id, metadata, stateless) VALUES ($1, $2, $3) ON CONFLICT (thread_id) DO NOTHING RETURNING ${THREAD_COLUMNS}`,
       [id, json(metadata), stateless],
     );
     return r.rows[0] ? toThread(r.rows[0]) : null;
@@ -409,7 +418,7 @@ export class AgentRepository {
            CASE WHEN ut.direct THEN clock_timestamp() + make_interval(secs => $10) END,
            CASE WHEN ut.direct THEN (SELECT max(k.checkpoint_id) FROM ${S}.checkpoints k WHERE k.thread_id = $2::uuid::text AND k.checkpoint_ns = '') END,
            ut.direct AND EXISTS (SELECT 1 FROM ${S}.checkpoints k WHERE k.thread_id = $2::uuid::text AND k.checkpoint_ns = '')
-         FROM ut RETURNING *)
+         FROM ut RETURNING ${RUN_COLUMNS})
        SELECT ins.*, CASE WHEN ins.status = 'pending' THEN pg_notify($8::text, '') END AS x_notified FROM ins`,
       [run.run_id, run.thread_id, run.assistant_id, run.graph_id, json(run.metadata), json(run.kwargs), run.multitask_strategy, CHANNELS.pending, direct?.owner ?? null, direct?.leaseSeconds ?? 0],
     );
@@ -479,8 +488,8 @@ export class AgentRepository {
   async getRun(threadId: string | null, runId: string): Promise<RunRow | null> {
     const r =
       threadId === null
-        ? await this.named<RunRow>('get_run', `SELECT * FROM ${S}.runs WHERE run_id = $1`, [runId])
-        : await this.named<RunRow>('get_thread_run', `SELECT * FROM ${S}.runs WHERE run_id = $1 AND thread_id = $2`, [runId, threadId]);
+        ? await this.named<RunRow>('get_run', `SELECT ${RUN_COLUMNS} FROM ${S}.runs WHERE run_id = $1`, [runId])
+        : await this.named<RunRow>('get_thread_run', `SELECT ${RUN_COLUMNS} FROM ${S}.runs WHERE run_id = $1 AND thread_id = $2`, [runId, threadId]);
     return r.rows[0] ?? null;
   }
 
@@ -616,7 +625,7 @@ export class AgentRepository {
         'finish_run',
         `WITH ur AS (
            UPDATE ${S}.runs SET status = $4, result = $5, error = $6, updated_at = now(), lease_owner = NULL, lease_expires = NULL
-           WHERE run_id = $1 AND lease_owner = $2 AND attempt = $3 AND status = 'running' RETURNING *),
+           WHERE run_id = $1 AND lease_owner = $2 AND attempt = $3 AND status = 'running' RETURNING ${RUN_COLUMNS}),
          nxt AS (SELECT EXISTS (SELECT 1 FROM ${S}.runs WHERE thread_id = $7 AND status = 'pending') AS pending),
          ut AS (
            UPDATE ${S}.threads SET active_run_id = NULL, updated_at = now(), state_updated_at = now(), "values" = COALESCE($8, "values"), interrupts = $9, error = $6,
