@@ -32,6 +32,8 @@ export interface SubscribeOptions {
   maxBatchSize?: number;
   /** Batches handed to the handler at once (in process; Kafka overlaps partitions instead). */
   concurrency?: number;
+  /** In process: while a batch is being handled, another starts only once this many messages wait. */
+  parallelBacklog?: number;
   /** Called when this consumer's partitions change (state cached per partition becomes stale). */
   onAssignmentChange?: () => void;
 }
