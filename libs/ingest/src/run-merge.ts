@@ -33,11 +33,6 @@ export interface MergedRun {
   attachments: Record<string, { mime_type: string; size: number }>;
   /** Sorting keys (session_id|start_time) of versions already written, and the newest version. */
   storedKeys: string[];
-  /**
-   * What the newest run_locator row of the stored key says (key, trace_id, dotted_order), when known:
-   * a new version that changes none of it needs no new locator row.
-   */
-  locator?: string;
   version: number;
   /**
    * The row text (a JSON string literal of the JSON text) of JSON fields as last written, so a field a

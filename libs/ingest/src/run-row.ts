@@ -62,9 +62,6 @@ export function runRowJson(run: MergedRun, version: number, receivedAtIso: strin
   return { line, key: keyOf({ session_id: c.session_id, start_time: c.start_time }) };
 }
 
-/** Identifies a locator row's content: a version whose signature is unchanged needs no new locator row. */
-export const locatorSignature = (key: string, c: { trace_id: string; dotted_order: string }): string => `${key}|${c.trace_id}|${c.dotted_order}`;
-
 /** The run_locator row of a version: where it lives, and enough for children to find their trace. */
 export function locatorRowJson(tenantId: string, id: string, key: string, c: { trace_id: string; dotted_order: string } | null, version: number): string {
   const [session_id, start_time] = key.split('|');
@@ -146,7 +143,5 @@ export function mergedFromRow(row: StoredRunRow): MergedRun {
   run.attachments = row.attachments ? (JSON.parse(row.attachments) as MergedRun['attachments']) : {};
   run.version = Number(row.version);
   run.storedKeys = [keyOf({ session_id: row.session_id, start_time: isoFromCh(row.start_time) })];
-  // The locator row of a live key always carries the trace_id and dotted_order of the run's newest row there.
-  run.locator = locatorSignature(run.storedKeys[0], row);
   return run;
 }

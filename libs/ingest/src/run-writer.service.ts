@@ -4,7 +4,7 @@ import { EventBus, type BusMessage, type Rejection } from '@th/bus';
 import { ClickHouse } from '@th/clickhouse';
 import { RunCache } from './run-cache';
 import { computeRun, emptyRun, mergeEvent, type ComputedRun, type MergedRun } from './run-merge';
-import { keyOf, locatorRowJson, locatorSignature, runRowJson, STORED_RUN_COLUMNS, mergedFromRow, tombstoneRowJson, type StoredRunRow } from './run-row';
+import { keyOf, locatorRowJson, runRowJson, STORED_RUN_COLUMNS, mergedFromRow, tombstoneRowJson, type StoredRunRow } from './run-row';
 import { INGEST_OPTIONS, type IngestOptions } from './ingest.options';
 import { analyzeLlmRun } from '@th/llm';
 import { PriceMapRepository } from './price-map/price-map.repository';
@@ -74,16 +74,13 @@ export class RunWriterService implements OnApplicationBootstrap {
     const llm = await this.deriveLlm(merged, prices, llmTenants);
     const runLines: string[] = [];
     const locatorLines: string[] = [];
-    const written: typeof merged = [];
     const attachmentLines: string[] = [];
     for (const m of merged) {
       try {
         const { line, key: rowKey } = runRowJson(m.run, m.run.version, m.receivedAt, m.computed, llm.get(m.run) ?? '');
         runLines.push(line);
-        // A version at the same key with the same trace_id and dotted_order is found by the locator row already there.
-        const unchanged = m.oldKeys.length === 1 && m.oldKeys[0] === rowKey && m.prevLocator === m.locator;
-        if (!unchanged) locatorLines.push(locatorRowJson(m.run.tenant_id, m.run.id, rowKey, m.computed, m.run.version));
-        written.push(m);
+        // Every version gets its locator row: queries take the newest locator version as the run's current one.
+        locatorLines.push(locatorRowJson(m.run.tenant_id, m.run.id, rowKey, m.computed, m.run.version));
         for (const old of m.oldKeys) {
           if (old === rowKey) continue;
           runLines.push(tombstoneRowJson(m.run.tenant_id, m.run.id, old, m.run.version));
@@ -104,8 +101,6 @@ export class RunWriterService implements OnApplicationBootstrap {
       for (const m of merged) this.cache.delete(RunCache.key(m.run.tenant_id, m.run.id));
       throw err;
     }
-    // Only now is the locator row durable: later versions of these runs may rely on it.
-    for (const m of written) m.run.locator = m.locator;
     return { rejected };
   }
 
@@ -162,8 +157,6 @@ export class RunWriterService implements OnApplicationBootstrap {
     run: MergedRun;
     computed: ComputedRun;
     oldKeys: string[];
-    prevLocator: string | undefined;
-    locator: string;
     receivedAt: string;
     attachmentLines: string[];
     events: { msg: RunsMessage }[];
@@ -188,14 +181,11 @@ export class RunWriterService implements OnApplicationBootstrap {
         }
         if (!changed) continue; // a pure redelivery: the stored row is already this run
         const oldKeys = run.storedKeys;
-        const prevLocator = run.locator;
         const computed = computeRun(run, list[0].event.received_at);
         run.storedKeys = [keyOf({ session_id: computed.session_id, start_time: computed.start_time })];
-        const locator = locatorSignature(run.storedKeys[0], computed);
-        run.locator = undefined; // set once this version's inserts succeeded
         run.version = version;
         this.cache.set(key, run);
-        out.push({ run, computed, oldKeys, prevLocator, locator, receivedAt: list[0].event.received_at, attachmentLines, events: list });
+        out.push({ run, computed, oldKeys, receivedAt: list[0].event.received_at, attachmentLines, events: list });
       } catch (err) {
         // A run that cannot be merged is poison: dead-letter its events, keep the rest moving.
         for (const { msg } of list) rejected.push({ message: msg, reason: `merge failed: ${(err as Error).message}` });
@@ -256,7 +246,6 @@ export class RunWriterService implements OnApplicationBootstrap {
           const key = RunCache.key(row.tenant_id, row.id);
           const prev = out.get(key);
           if (!prev || run.version > prev.version) {
-            if (keys.length > 1) run.locator = undefined; // tombstones follow: the next version writes its locator row
             run.storedKeys = keys;
             out.set(key, run);
           }
@@ -289,7 +278,6 @@ function cloneRun(run: MergedRun): MergedRun {
     priority: { ...run.priority },
     attachments: { ...run.attachments },
     storedKeys: [...run.storedKeys],
-    locator: run.locator,
     version: run.version,
     text: run.text ? { ...run.text } : undefined,
   };
