@@ -15,6 +15,8 @@ export const standaloneConfigSchema = z.object({
   INGEST_BATCH_SIZE_LIMIT: z.coerce.number().int().min(1).default(100),
   WRITER_MAX_BATCH: z.coerce.number().int().min(1).default(20_000),
   WRITER_CACHE_ENTRIES: z.coerce.number().int().min(0).default(100_000),
+  /** Events waiting while a writer batch is busy before another batch starts alongside it. */
+  WRITER_PARALLEL_BACKLOG: z.coerce.number().int().min(1).default(2_000),
   PRINT_BANNER: bool(true),
   /** AES-GCM key of stored bulk-export credentials; generated and kept in DATA_DIR/export-encryption-key when unset. */
   EXPORT_ENCRYPTION_KEY: secret(z.string().min(16).optional()),

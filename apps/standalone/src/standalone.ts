@@ -128,6 +128,7 @@ export async function startStandalone(config: StandaloneConfig): Promise<Running
         writer: true,
         writerMaxBatch: config.WRITER_MAX_BATCH,
         writerCacheEntries: config.WRITER_CACHE_ENTRIES,
+        writerParallelBacklog: config.WRITER_PARALLEL_BACKLOG,
         maxBodyBytes: config.MAX_BODY_BYTES,
         batchSizeLimit: config.INGEST_BATCH_SIZE_LIMIT,
       },

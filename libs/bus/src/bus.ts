@@ -30,8 +30,10 @@ export type BatchHandler<T> = (batch: BusMessage<T>[]) => Promise<{ rejected?: R
 export interface SubscribeOptions {
   groupId: string;
   maxBatchSize?: number;
-  /** Batches handed to the handler at once (in process; Kafka overlaps partitions instead). */
+  /** Batches handed to the handler at once (in process; with Kafka, partitions consumed at once, at least 2). */
   concurrency?: number;
+  /** In process: while a batch is being handled, another starts only once this many messages wait. */
+  parallelBacklog?: number;
   /** Called when this consumer's partitions change (state cached per partition becomes stale). */
   onAssignmentChange?: () => void;
 }

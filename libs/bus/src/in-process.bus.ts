@@ -18,6 +18,7 @@ interface Subscription {
   /** Handler invocations in flight. */
   running: number;
   concurrency: number;
+  parallelBacklog: number;
 }
 
 const MAX_ATTEMPTS = 6;
@@ -26,7 +27,7 @@ const MAX_ATTEMPTS = 6;
  * batch): while one handler is busy, small publishes queue up and are handed over together, so the
  * writer makes few large inserts instead of many small ones (each a ClickHouse part to merge later).
  */
-const PARALLEL_BACKLOG = 2_000;
+const DEFAULT_PARALLEL_BACKLOG = 2_000;
 
 /**
  * The standalone bus: same topics and payloads, no broker. A publish resolves only after every
@@ -82,13 +83,14 @@ export class InProcessBus extends EventBus {
       queue: [],
       running: 0,
       concurrency: Math.max(1, opts.concurrency ?? 1),
+      parallelBacklog: Math.max(1, opts.parallelBacklog ?? DEFAULT_PARALLEL_BACKLOG),
     });
     this.subs.set(topic, list);
   }
 
   private async pump(sub: Subscription): Promise<void> {
     if (sub.running >= sub.concurrency) return;
-    if (sub.running > 0 && sub.queue.length < Math.min(PARALLEL_BACKLOG, sub.maxBatchSize)) return; // the busy handler takes them next
+    if (sub.running > 0 && sub.queue.length < Math.min(sub.parallelBacklog, sub.maxBatchSize)) return; // the busy handler takes them next
     sub.running++;
     try {
       // Yield once so that concurrent publishers land in the same batch.

@@ -161,7 +161,8 @@ export class KafkaBus extends EventBus {
     await consumer.run({
       autoCommit: false,
       eachBatchAutoResolve: false,
-      partitionsConsumedConcurrently: 2,
+      // Partitions hold disjoint keys: the writer's batches of different partitions overlap (its merge step is serialized).
+      partitionsConsumedConcurrently: Math.max(2, opts.concurrency ?? 2),
       eachBatch: async ({ batch, heartbeat, isRunning, isStale, resolveOffset }) => {
         if (batch.messages.length === 0) return;
         const parsed: BusMessage<TopicPayload<T>>[] = [];

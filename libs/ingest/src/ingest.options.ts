@@ -3,6 +3,8 @@ export interface IngestOptions {
   writer: boolean;
   writerMaxBatch: number;
   writerCacheEntries: number;
+  /** In process: a further writer batch starts while one is busy once this many events wait (see InProcessBus). */
+  writerParallelBacklog?: number;
   maxBodyBytes: number;
   batchSizeLimit: number;
 }

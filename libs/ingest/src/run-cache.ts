@@ -23,6 +23,9 @@ export class RunCache {
       this.map.delete(oldest);
     }
   }
+  delete(key: string): void {
+    this.map.delete(key);
+  }
   deleteWhere(pred: (run: MergedRun) => boolean): void {
     for (const [k, v] of this.map) if (pred(v)) this.map.delete(k);
   }

@@ -1,5 +1,5 @@
 import { Inject, Injectable, Logger, OnApplicationBootstrap } from '@nestjs/common';
-import { TOPICS, type RunControlEvent, type RunEvent, type TopicPayload } from '@th/contracts';
+import { TOPICS, type ModelPriceMap, type RunControlEvent, type RunEvent, type TopicPayload } from '@th/contracts';
 import { EventBus, type BusMessage, type Rejection } from '@th/bus';
 import { ClickHouse } from '@th/clickhouse';
 import { RunCache } from './run-cache';
@@ -41,7 +41,7 @@ export class RunWriterService implements OnApplicationBootstrap {
     if (!this.options.writer) return;
     await this.bus.subscribe(
       TOPICS.runs,
-      { groupId: 'ingest-writer', maxBatchSize: this.options.writerMaxBatch, concurrency: 4, onAssignmentChange: () => this.cache.clear() },
+      { groupId: 'ingest-writer', maxBatchSize: this.options.writerMaxBatch, concurrency: 4, parallelBacklog: this.options.writerParallelBacklog, onAssignmentChange: () => this.cache.clear() },
       (batch) => this.handle(batch),
     );
   }
@@ -54,19 +54,24 @@ export class RunWriterService implements OnApplicationBootstrap {
   async handle(batch: RunsMessage[]): Promise<{ rejected: Rejection<TopicPayload<'runs'>>[] }> {
     const rejected: Rejection<TopicPayload<'runs'>>[] = [];
     const byRun = new Map<string, { msg: RunsMessage; event: RunEvent }[]>();
+    const llmTenants = new Set<string>();
     for (const msg of batch) {
       if (msg.value.kind !== 'run') {
         await this.deleteSession(msg.value);
         continue;
       }
+      if (msg.value.fields.run_type === 'llm') llmTenants.add(msg.value.tenant_id);
       const key = RunCache.key(msg.value.tenant_id, msg.value.id);
       const list = byRun.get(key);
       if (list) list.push({ msg, event: msg.value });
       else byRun.set(key, [{ msg, event: msg.value }]);
     }
+    // Price maps of the batch's LLM runs are read alongside the lookups, not after them.
+    const prices = llmTenants.size > 0 ? this.prices.listForTenants([...llmTenants]) : null;
+    prices?.catch(() => undefined); // awaited (and its failure thrown) in deriveLlm
     const looked = await this.loadStates([...byRun.keys()].filter((k) => !this.cache.get(k)));
     const merged = await this.serialized(async () => this.merge(byRun, looked, rejected));
-    const llm = await this.deriveLlm(merged);
+    const llm = await this.deriveLlm(merged, prices, llmTenants);
     const runLines: string[] = [];
     const locatorLines: string[] = [];
     const attachmentLines: string[] = [];
@@ -74,6 +79,7 @@ export class RunWriterService implements OnApplicationBootstrap {
       try {
         const { line, key: rowKey } = runRowJson(m.run, m.run.version, m.receivedAt, m.computed, llm.get(m.run) ?? '');
         runLines.push(line);
+        // Every version gets its locator row: queries take the newest locator version as the run's current one.
         locatorLines.push(locatorRowJson(m.run.tenant_id, m.run.id, rowKey, m.computed, m.run.version));
         for (const old of m.oldKeys) {
           if (old === rowKey) continue;
@@ -85,10 +91,16 @@ export class RunWriterService implements OnApplicationBootstrap {
         for (const { msg } of m.events) rejected.push({ message: msg, reason: `serialize failed: ${(err as Error).message}` });
       }
     }
-    if (attachmentLines.length > 0) await this.ch.insertJsonEachRow('run_attachments', Buffer.from(attachmentLines.join('\n')));
-    // The locator first: a run row is never written without the locator row that finds it.
-    if (locatorLines.length > 0) await this.ch.insertJsonEachRow('run_locator', Buffer.from(locatorLines.join('\n')));
-    if (runLines.length > 0) await this.ch.insertJsonEachRow('runs', Buffer.from(runLines.join('\n')));
+    try {
+      if (attachmentLines.length > 0) await this.ch.insertJsonEachRow('run_attachments', Buffer.from(attachmentLines.join('\n')));
+      // The locator first: a run row is never written without the locator row that finds it.
+      if (locatorLines.length > 0) await this.ch.insertJsonEachRow('run_locator', Buffer.from(locatorLines.join('\n')));
+      if (runLines.length > 0) await this.ch.insertJsonEachRow('runs', Buffer.from(runLines.join('\n')));
+    } catch (err) {
+      // The cache already holds these versions: forget them, so the retry merges from what ClickHouse has.
+      for (const m of merged) this.cache.delete(RunCache.key(m.run.tenant_id, m.run.id));
+      throw err;
+    }
     return { rejected };
   }
 
@@ -97,11 +109,17 @@ export class RunWriterService implements OnApplicationBootstrap {
    * default table) and the normalized view, all derived from the merged run alone, so a redelivered or
    * reordered event yields the same row. Price maps are read only when the batch holds LLM runs.
    */
-  private async deriveLlm(merged: { run: MergedRun; computed: ComputedRun }[]): Promise<Map<MergedRun, string>> {
+  private async deriveLlm(
+    merged: { run: MergedRun; computed: ComputedRun }[],
+    early: Promise<Map<string, ModelPriceMap[]>> | null,
+    earlyTenants: Set<string>,
+  ): Promise<Map<MergedRun, string>> {
     const out = new Map<MergedRun, string>();
     const llmRuns = merged.filter((m) => m.run.fields.run_type === 'llm');
     if (llmRuns.length === 0) return out;
-    const prices = await this.prices.listForTenants([...new Set(llmRuns.map((m) => m.run.tenant_id))]);
+    const tenants = [...new Set(llmRuns.map((m) => m.run.tenant_id))];
+    // An LLM run whose type came from its stored row may belong to a tenant not read early.
+    const prices = early && tenants.every((t) => earlyTenants.has(t)) ? await early : await this.prices.listForTenants(tenants);
     for (const { run, computed } of llmRuns) {
       const f = run.fields;
       try {
@@ -135,7 +153,14 @@ export class RunWriterService implements OnApplicationBootstrap {
     byRun: Map<string, { msg: RunsMessage; event: RunEvent }[]>,
     looked: Map<string, MergedRun>,
     rejected: Rejection<TopicPayload<'runs'>>[],
-  ): { run: MergedRun; computed: ComputedRun; oldKeys: string[]; receivedAt: string; attachmentLines: string[]; events: { msg: RunsMessage }[] }[] {
+  ): {
+    run: MergedRun;
+    computed: ComputedRun;
+    oldKeys: string[];
+    receivedAt: string;
+    attachmentLines: string[];
+    events: { msg: RunsMessage }[];
+  }[] {
     const out = [];
     for (const [key, list] of byRun) {
       const base = this.cache.get(key) ?? looked.get(key);
@@ -187,13 +212,22 @@ export class RunWriterService implements OnApplicationBootstrap {
       for (let i = 0; i < ids.length; i += 5000) {
         const chunk = ids.slice(i, i + 5000);
         // Phase 1, by primary key: under which sorting keys each run lives. New runs stop here.
-        const located = await this.ch.query<{ id: string; session_id: string; start_time: string; is_deleted: number }>(
-          'SELECT id, session_id, start_time, is_deleted FROM run_locator FINAL WHERE tenant_id = {tenant:UUID} AND id IN {ids:Array(UUID)}',
+        // No FINAL (a merge of every part on the read path): the newest version per sorting key is picked here.
+        const locatorRows = await this.ch.query<{ id: string; session_id: string; start_time: string; version: number | string; is_deleted: number }>(
+          'SELECT id, session_id, start_time, version, is_deleted FROM run_locator WHERE tenant_id = {tenant:UUID} AND id IN {ids:Array(UUID)}',
           { tenant, ids: chunk },
         );
+        if (locatorRows.length === 0) continue;
+        const newest = new Map<string, (typeof locatorRows)[number]>();
+        for (const l of locatorRows) {
+          const k = `${l.id}|${keyOf({ session_id: l.session_id, start_time: l.start_time })}`;
+          const prev = newest.get(k);
+          if (!prev || Number(l.version) > Number(prev.version)) newest.set(k, l);
+        }
+        const located = [...newest.values()];
         const liveKeys = new Map<string, string[]>();
         for (const l of located) {
-          if (l.is_deleted === 1) continue;
+          if (Number(l.is_deleted) === 1) continue;
           const list = liveKeys.get(l.id) ?? [];
           list.push(keyOf({ session_id: l.session_id, start_time: l.start_time }));
           liveKeys.set(l.id, list);
