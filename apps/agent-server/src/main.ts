@@ -1,6 +1,6 @@
 import 'reflect-metadata';
 import { Module } from '@nestjs/common';
-import { AgentServerModule, loadAgentServerConfig } from '@th/agent-server';
+import { AgentServerModule, installFastPath, loadAgentServerConfig } from '@th/agent-server';
 import { HealthModule, createHttpApp, listen, runUntilSignal } from '@th/platform';
 
 /** The agent server runs on its own per deployment: PostgreSQL and a graph file, no bus. */
@@ -9,5 +9,6 @@ runUntilSignal('agent-server', async () => {
   @Module({ imports: [HealthModule, AgentServerModule.forRoot(config)] })
   class AgentServerAppModule {}
   const app = await createHttpApp(AgentServerAppModule, { service: 'agent-server', logLevel: config.LOG_LEVEL, maxBodyBytes: config.MAX_BODY_BYTES });
+  installFastPath(app, config.MAX_BODY_BYTES);
   return listen(app, config.HOST, config.PORT);
 });

@@ -620,6 +620,9 @@ export class AgentRepository {
    */
   async finishRun(run: RunRow, owner: string, outcome: FinishOutcome | { status: 'rollback' }): Promise<{ done: boolean; ended: RunRow | null }> {
     if (outcome.status !== 'rollback') {
+      // A successful run's result is its values: serialize them once.
+      const values = json(outcome.values);
+      const result = outcome.result === outcome.values ? values : json(outcome.result);
       // One autocommitted statement: the run's end, the thread released, waiters and idle workers notified.
       const r = await this.named<RunRow & { x_done: unknown; x_next: unknown }>(
         'finish_run',
@@ -637,10 +640,10 @@ export class AgentRepository {
           owner,
           run.attempt,
           outcome.status,
-          json(outcome.result),
+          result,
           json(outcome.error),
           run.thread_id,
-          json(outcome.values),
+          values,
           json(outcome.interrupts),
           outcome.threadStatus,
           CHANNELS.done,

@@ -14,6 +14,8 @@ export class Notifier {
   private readonly logger = new Logger('agent-notifier');
   private client: Client | null = null;
   private readonly listeners = new Map<Channel, Set<Listener>>();
+  /** Waiters for one payload (a run id) by channel and payload: a notification calls only its own (see next). */
+  private readonly keyed = new Map<Channel, Map<string, Set<Listener>>>();
   private closed = false;
 
   constructor(private readonly url: string) {}
@@ -21,8 +23,7 @@ export class Notifier {
   async start(): Promise<void> {
     const client = new Client({ connectionString: this.url });
     client.on('notification', (n) => {
-      const set = this.listeners.get(n.channel as Channel);
-      if (set) for (const l of [...set]) l(n.payload ?? '');
+      this.dispatch(n.channel as Channel, n.payload ?? '', undefined);
     });
     client.on('error', (err) => {
       this.logger.warn({ msg: 'notification connection lost', error: err.message });
@@ -42,7 +43,7 @@ export class Notifier {
       setTimeout(() => {
         this.start().then(
           () => {
-            for (const set of this.listeners.values()) for (const l of [...set]) l('*');
+            for (const ch of new Set([...this.listeners.keys(), ...this.keyed.keys()])) this.dispatch(ch, '*', undefined);
           },
           () => attempt(Math.min(delay * 2, 5_000)),
         );
@@ -57,8 +58,35 @@ export class Notifier {
    * process) nor read the row back.
    */
   publishLocal(channel: Channel, payload: string, detail: unknown): void {
+    this.dispatch(channel, payload, detail);
+  }
+
+  /** Calls the channel's listeners, and the waiters for this payload (all of them for '*'). */
+  private dispatch(channel: Channel, payload: string, detail: unknown): void {
     const set = this.listeners.get(channel);
-    if (set) for (const l of [...set]) l(payload, detail);
+    if (set?.size) for (const l of [...set]) l(payload, detail);
+    const byKey = this.keyed.get(channel);
+    if (!byKey?.size) return;
+    if (payload === '*') {
+      for (const waiters of [...byKey.values()]) for (const l of [...waiters]) l(payload, detail);
+    } else {
+      const waiters = byKey.get(payload);
+      if (waiters) for (const l of [...waiters]) l(payload, detail);
+    }
+  }
+
+  /** A listener for one payload only: a notification for another key does not call it. */
+  private onKey(channel: Channel, key: string, listener: Listener): () => void {
+    let byKey = this.keyed.get(channel);
+    if (!byKey) this.keyed.set(channel, (byKey = new Map()));
+    let set = byKey.get(key);
+    if (!set) byKey.set(key, (set = new Set()));
+    set.add(listener);
+    const waiters = set;
+    return () => {
+      waiters.delete(listener);
+      if (waiters.size === 0 && byKey.get(key) === waiters) byKey.delete(key);
+    };
   }
 
   on(channel: Channel, listener: Listener): () => void {
@@ -76,7 +104,7 @@ export class Notifier {
     let off: () => void = () => undefined;
     let onAbort: () => void = () => undefined;
     const promise = new Promise<unknown>((resolve) => {
-      off = this.on(channel, (p, detail) => {
+      off = this.onKey(channel, key, (p, detail) => {
         if (p === key || p === '*') {
           off();
           signal?.removeEventListener('abort', onAbort);

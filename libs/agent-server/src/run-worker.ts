@@ -302,6 +302,7 @@ export class RunWorker {
       if (!loaded) throw new Error(`graph "${run.graph_id}" is not loaded in this server`);
       const input = kw.command ? new Command(kw.command as ConstructorParameters<typeof Command>[0]) : (kw.input ?? null);
       const { configurable, tags, recursion_limit, ...rest } = kw.config ?? {};
+      const callbacks = this.opts.callbacks();
       const stream = await loaded.graph.stream(input, {
         ...rest,
         configurable: { ...configurable, thread_id: run.thread_id, run_id: run.run_id, assistant_id: run.assistant_id, graph_id: run.graph_id },
@@ -316,7 +317,9 @@ export class RunWorker {
         interruptAfter: kw.interrupt_after,
         durability: kw.durability ?? this.opts.durability,
         signal: a.abort.signal,
-        callbacks: this.opts.callbacks(),
+        // No callbacks at all rather than an empty list: LangChain then builds no callback manager, and
+        // no run managers for the graph and each of its nodes (nothing would have listened to them).
+        callbacks: callbacks.length ? callbacks : undefined,
       });
       for await (const chunk of stream) {
         let ns: string[] = [];

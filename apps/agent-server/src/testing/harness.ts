@@ -2,7 +2,7 @@ import { Client } from '@langchain/langgraph-sdk';
 import { Client as Pg } from 'pg';
 import { Module } from '@nestjs/common';
 import { join } from 'node:path';
-import { AgentServerModule, loadAgentServerConfig } from '@th/agent-server';
+import { AgentServerModule, installFastPath, loadAgentServerConfig } from '@th/agent-server';
 import { HealthModule, createHttpApp, listen } from '@th/platform';
 import { createTestDatabase } from '@th/testing';
 
@@ -22,6 +22,7 @@ export async function startTestAgentServer(env: Record<string, string> = {}, dat
   @Module({ imports: [HealthModule, AgentServerModule.forRoot(config)] })
   class TestAgentServerModule {}
   const app = await createHttpApp(TestAgentServerModule, { service: 'agent-server', logLevel: config.LOG_LEVEL, maxBodyBytes: config.MAX_BODY_BYTES });
+  installFastPath(app, config.MAX_BODY_BYTES); // as main.ts
   const running = await listen(app, config.HOST, config.PORT);
   return {
     url: running.url,
