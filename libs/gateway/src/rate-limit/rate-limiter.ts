@@ -126,7 +126,7 @@ export class RateLimiter {
     const rule = this.ruleFor(req);
     const quota = this.quota(rule);
     try {
-      const hit = await this.opts.store.hit(this.counterKey(rule, req), quota.windowSeconds * 1000);
+      const hit = await this.opts.store.hit(this.counterKey(rule, req), quota.windowSeconds * 1000, quota.limit);
       this.recovered();
       return {
         kind: hit.count > quota.limit ? 'limited' : 'allowed',
@@ -238,6 +238,7 @@ export async function createRedisRateLimiter(config: RedisRateLimitConfig, logge
   const store = new RedisCounterStore({
     url: config.REDIS_URL,
     commandTimeoutMs: config.RATE_LIMIT_REDIS_TIMEOUT_MS,
+    leaseMax: config.RATE_LIMIT_LEASE_MAX,
     // Connection errors repeat on every reconnect attempt: log each distinct one once.
     onError: (err) => {
       if (err.message === lastConnError) return;
