@@ -1,9 +1,9 @@
 import type * as http from 'node:http';
 import type { RateLimiter } from '../rate-limit/rate-limiter';
-import { routeFor, type Upstreams } from './gateway-proxy';
+import { routeFor, type ExtraHeaders, type Upstreams } from './gateway-proxy';
 
 type Listener = (req: http.IncomingMessage, res: http.ServerResponse) => void;
-type Proxy = (req: http.IncomingMessage, res: http.ServerResponse, next: (err?: unknown) => void) => void;
+type Proxy = (req: http.IncomingMessage, res: http.ServerResponse, next: (err?: unknown) => void, extra?: ExtraHeaders) => void;
 
 function sendJson(res: http.ServerResponse, status: number, body: unknown): void {
   const json = JSON.stringify(body);
@@ -48,11 +48,15 @@ export function serveProxiedRoutesFirst(server: http.Server, opts: { upstreams: 
           return;
         }
         // IETF draft-ietf-httpapi-ratelimit-headers (draft 06 form): one header per field.
-        res.setHeader('RateLimit-Limit', String(d.quota.limit));
-        res.setHeader('RateLimit-Remaining', String(d.remaining));
-        res.setHeader('RateLimit-Reset', String(d.resetSeconds));
-        res.setHeader('RateLimit-Policy', `${d.quota.limit};w=${d.quota.windowSeconds}`);
-        if (d.kind === 'allowed') return proxy(req, res, failed(req, res));
+        const rateLimit: ExtraHeaders = {
+          'RateLimit-Limit': String(d.quota.limit),
+          'RateLimit-Remaining': String(d.remaining),
+          'RateLimit-Reset': String(d.resetSeconds),
+          'RateLimit-Policy': `${d.quota.limit};w=${d.quota.windowSeconds}`,
+        };
+        // Handed to the proxy, which writes them with the answer's own headers in one writeHead.
+        if (d.kind === 'allowed') return proxy(req, res, failed(req, res), rateLimit);
+        for (const name in rateLimit) res.setHeader(name, rateLimit[name]);
         res.setHeader('Retry-After', String(d.resetSeconds));
         sendJson(res, 429, {
           detail: `Rate limit exceeded: ${d.quota.limit} requests per ${d.quota.windowSeconds} s for ${d.rule.match} (${d.rule.category}); retry after ${d.resetSeconds} s`,
