@@ -149,6 +149,20 @@ describe('redis counter store with leases (two replicas)', () => {
     expect(await direct.get(key)).toBe('6');
   });
 
+  it('hands out a lease slot at once (hitNow) and nothing without a lease', async () => {
+    const key = `${prefix}lease-now`;
+    expect(replicas[0].hitNow(key)).toBeUndefined();
+    expect((await replicas[0].hit(key, 60_000, 100_000)).count).toBe(1);
+    const now = replicas[0].hitNow(key);
+    expect(now?.count).toBe(2);
+    expect(now?.resetMs).toBeGreaterThan(0);
+    expect(now?.resetMs).toBeLessThanOrEqual(60_000);
+    // The other replica holds no lease for the key: it must ask Redis, and gets the next block.
+    expect(replicas[1].hitNow(key)).toBeUndefined();
+    expect((await replicas[1].hit(key, 60_000, 100_000)).count).toBe(LEASE + 1);
+    expect(await direct.get(key)).toBe(String(2 * LEASE));
+  });
+
   it('drops a lease when its window ends: the new window starts at 1', async () => {
     const key = `${prefix}lease-expire`;
     expect((await replicas[0].hit(key, 150, 100_000)).count).toBe(1);

@@ -18,6 +18,11 @@ export interface CounterStore {
    * counted in the store on its own.
    */
   hit(key: string, windowMs: number, limit?: number): Promise<CounterHit>;
+  /**
+   * Counts one request at once, without waiting, when the store can (this process holds the count or a
+   * slot of a lease for the key); undefined otherwise, and nothing was counted: call hit.
+   */
+  hitNow?(key: string, windowMs: number, limit?: number): CounterHit | undefined;
   /** Sets a counter and opens its window now. Tests use it to start a counter near a large limit. */
   preload(key: string, count: number, windowMs: number): Promise<void>;
   close(): Promise<void>;
@@ -35,6 +40,10 @@ export class MemoryCounterStore implements CounterStore {
   }
 
   async hit(key: string, windowMs: number): Promise<CounterHit> {
+    return this.hitNow(key, windowMs);
+  }
+
+  hitNow(key: string, windowMs: number): CounterHit {
     const now = Date.now();
     let entry = this.counters.get(key);
     if (!entry || entry.resetAt <= now) {
@@ -182,6 +191,16 @@ export class RedisCounterStore implements CounterStore {
    * leasing. Slots a replica reserved but did not use by the window's end are lost (about one block per
    * replica and key, at most 1/100 of the limit each).
    */
+  /** A slot of this replica's lease for the key, when it holds one. */
+  hitNow(key: string): CounterHit | undefined {
+    const lease = this.leases.get(key);
+    if (lease === undefined || lease.next > lease.last) return undefined;
+    const now = Date.now();
+    if (now >= lease.resetAt) return undefined;
+    const count = lease.next++;
+    return { count, resetMs: lease.resetAt - now };
+  }
+
   async hit(key: string, windowMs: number, limit?: number): Promise<CounterHit> {
     const block = limit === undefined ? 1 : Math.min(this.leaseMax, Math.floor(limit / LEASE_SHARE));
     if (block <= 1 || limit === undefined) return this.remote(key, windowMs, 1, 1);
