@@ -185,6 +185,9 @@ describe('redis counter store with Redis down', () => {
       expect(await store.waitReady(300)).toBe(false);
       await expect(store.hit(`${prefix}down`, 1000)).rejects.toThrow();
       await expect(store.hit(`${prefix}down`, 1000, 100_000)).rejects.toThrow();
+      // Requests waiting on the same reservation fail with it (none waits for a second one).
+      const waiting = await Promise.allSettled(Array.from({ length: 5 }, () => store.hit(`${prefix}down`, 1000, 100_000)));
+      expect(waiting.map((r) => r.status)).toEqual(Array(5).fill('rejected'));
       expect(errors.length).toBeGreaterThan(0);
       expect(errors[0].message).toMatch(/ECONNREFUSED/);
     } finally {

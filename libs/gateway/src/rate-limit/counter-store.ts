@@ -219,9 +219,14 @@ export class RedisCounterStore implements CounterStore {
         }
         if (now < lease.exactUntil) break;
         if (lease.refill !== null) {
+          // A reservation that fails fails its waiters too (the limiter's fail mode answers them), so no
+          // request waits for Redis longer than one command would have.
           lease.waiting += 1;
-          await lease.refill.catch(() => undefined);
-          lease.waiting -= 1;
+          try {
+            await lease.refill;
+          } finally {
+            lease.waiting -= 1;
+          }
           continue;
         }
       }
