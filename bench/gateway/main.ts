@@ -9,11 +9,16 @@
  *
  *   npm run build && node scripts/run.js bench/gateway/main.js [--runs 1000] [--repeat 3]
  *       [--seconds 10] [--warmup 3] [--concurrency 32] [--requests run,session] [--redis redis://127.0.0.1:6379]
+ *       [--lease-max N]
  *
  * The spec limits GET /runs/{uuid} to 30 per minute per API key (and any other keyed request to 1000 per
  * 10 s), so a throughput test with the spec's values would measure 429s. The gateway under test raises
- * those two rows with RATE_LIMIT_OVERRIDES so every request does the limiter's whole work (the atomic
- * Redis script, the headers) and is then served.
+ * those two rows with RATE_LIMIT_OVERRIDES so every request does the limiter's whole work (the counter
+ * in Redis, the headers) and is then served. The counter is kept as in production: the replica reserves
+ * blocks of the window's budget in Redis (at most 1/100 of the limit and RATE_LIMIT_LEASE_MAX, 100 by
+ * default; with the raised limits the block is that maximum) and counts from its block. `--lease-max N`
+ * sets RATE_LIMIT_LEASE_MAX for the gateway: 10 is the block the spec's 1000-per-10-s default row gets,
+ * 1 sends every request's count to Redis.
  * Rounds alternate the order of the three targets; each round prints one JSON line, then the medians.
  * Target: the gateway (limits on) keeps at least 80% of the direct throughput. Every process (client,
  * gateway, query, PostgreSQL, Redis, ClickHouse) shares this machine's cores, so the gateway's CPU is
@@ -39,6 +44,7 @@ interface Args {
   concurrency: number;
   requests: RequestKind[];
   redis: string;
+  leaseMax?: number;
 }
 
 type RequestKind = 'run' | 'session';
@@ -67,6 +73,7 @@ function parseArgs(): Args {
         return k as RequestKind;
       }),
     redis: get('redis', 'redis://127.0.0.1:6379'),
+    leaseMax: a.includes('--lease-max') ? Math.floor(num('lease-max', 100)) : undefined,
   };
 }
 
@@ -134,7 +141,13 @@ async function main(): Promise<void> {
   const tag = randomBytes(4).toString('hex');
   const overrides = 'run-lookup-api-key=1000000000/60,default-api-key=1000000000/10';
   const cluster: Cluster = await startCluster({
-    gatewayEnv: { RATE_LIMIT_ENABLED: 'true', REDIS_URL: args.redis, RATE_LIMIT_KEY_PREFIX: `th:bench:rl:${tag}:`, RATE_LIMIT_OVERRIDES: overrides },
+    gatewayEnv: {
+      RATE_LIMIT_ENABLED: 'true',
+      REDIS_URL: args.redis,
+      RATE_LIMIT_KEY_PREFIX: `th:bench:rl:${tag}:`,
+      RATE_LIMIT_OVERRIDES: overrides,
+      ...(args.leaseMax !== undefined ? { RATE_LIMIT_LEASE_MAX: String(args.leaseMax) } : {}),
+    },
   });
   let unlimited: AppProcess | undefined;
   try {
@@ -223,6 +236,7 @@ async function main(): Promise<void> {
           seconds: args.seconds,
           concurrency: args.concurrency,
           rate_limit_overrides: overrides,
+          rate_limit_lease_max: args.leaseMax ?? 'default',
           median: {
             direct_rps: med('direct', 'rps'),
             gateway_rps: med('gateway', 'rps'),

@@ -75,18 +75,29 @@ const BUFFERED_RESPONSE_BYTES = 64 * 1024;
 type ProxyRequest = http.IncomingMessage & { originalUrl?: string };
 type Next = (err?: unknown) => void;
 
-function sendJson(res: http.ServerResponse, status: number, body: unknown): void {
+/** Headers the caller's answer carries whatever it is (the rate limiter's RateLimit-* fields). */
+export type ExtraHeaders = Record<string, string>;
+
+function sendJson(res: http.ServerResponse, status: number, body: unknown, extra?: ExtraHeaders): void {
   const json = JSON.stringify(body);
-  res.writeHead(status, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(json) });
+  res.writeHead(status, { ...extra, 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(json) });
   res.end(json);
 }
 
-function targetOf(cache: Map<string, { hostname: string; port: number }>, base: string): { hostname: string; port: number } {
+interface Target {
+  hostname: string;
+  port: number;
+  /** The Host header the service gets (Node's own form: the port unless it is 80). */
+  host: string;
+}
+
+function targetOf(cache: Map<string, Target>, base: string): Target {
   let t = cache.get(base);
   if (!t) {
     const u = new URL(base);
     if (u.protocol !== 'http:') throw new Error(`upstream ${base}: only http:// upstreams are supported`);
-    t = { hostname: u.hostname, port: Number(u.port || 80) };
+    const port = Number(u.port || 80);
+    t = { hostname: u.hostname, port, host: port === 80 ? u.hostname : `${u.hostname}:${port}` };
     cache.set(base, t);
   }
   return t;
@@ -97,27 +108,32 @@ function targetOf(cache: Map<string, { hostname: string; port: number }>, base: 
  * request (still compressed, still chunked) to the service that owns the route. Works on plain Node
  * requests and responses, so it can serve as Express middleware or straight from the HTTP server.
  * The signed identity header is reused per resolved identity for `signatureReuseMs` (default 30 s,
- * well inside the 5-minute token age).
+ * well inside the 5-minute token age). `extra` headers (the rate limiter's) go on whatever the caller
+ * gets: the service's answer or the gateway's own.
  */
 export function gatewayProxy(opts: { upstreams: Upstreams; resolver: IdentityResolver; signingKey: string; maxBodyBytes: number; signatureReuseMs?: number }) {
   const signer = new IdentitySigner(opts.signingKey, opts.signatureReuseMs ?? 30_000);
-  const targets = new Map<string, { hostname: string; port: number }>();
+  const targets = new Map<string, Target>();
 
-  const forward = (req: ProxyRequest, res: http.ServerResponse, base: string, url: string, identityToken: string | null) => {
-    const headers: http.OutgoingHttpHeaders = {};
+  const forward = (req: ProxyRequest, res: http.ServerResponse, base: string, url: string, identityToken: string | null, extra: ExtraHeaders | undefined) => {
+    // Headers as a flat [name, value, ...] list: Node writes them as given, with no per-header bookkeeping
+    // (an object would be copied header by header into the request's own map, then serialized).
+    const { hostname, port, host } = targetOf(targets, base);
+    const headers: (string | string[])[] = ['host', host];
     const inbound = req.headers;
     for (const k in inbound) {
       if (NOT_FORWARDED.has(k)) continue;
-      headers[k] = inbound[k];
+      const v = inbound[k];
+      if (v !== undefined) headers.push(k, v);
     }
-    if (identityToken !== null) headers[IDENTITY_HEADER] = identityToken;
+    if (identityToken !== null) headers.push(IDENTITY_HEADER, identityToken);
     // The public base URL the caller used (the control plane builds upload URLs from it).
-    if (inbound['x-forwarded-host'] === undefined && inbound.host !== undefined) headers['x-forwarded-host'] = inbound.host;
+    if (inbound['x-forwarded-host'] === undefined && inbound.host !== undefined) headers.push('x-forwarded-host', inbound.host);
     const chunked = inbound['transfer-encoding'] !== undefined;
-    if (chunked) headers['transfer-encoding'] = 'chunked';
-    const { hostname, port } = targetOf(targets, base);
-    const upstream = http.request({ hostname, port, path: url, method: req.method, headers, agent }, (up) => {
-      const out: http.OutgoingHttpHeaders = {};
+    if (chunked) headers.push('transfer-encoding', 'chunked');
+    const upstream = http.request({ hostname, port, path: url, method: req.method, headers: headers as unknown as http.OutgoingHttpHeaders, agent }, (up) => {
+      // The answer's headers in one object, so writeHead serializes them at once.
+      const out: http.OutgoingHttpHeaders = extra === undefined ? {} : { ...extra };
       const upHeaders = up.headers;
       for (const k in upHeaders) if (!HOP_HEADERS.has(k)) out[k] = upHeaders[k];
       const status = up.statusCode ?? 502;
@@ -136,7 +152,7 @@ export function gatewayProxy(opts: { upstreams: Upstreams; resolver: IdentityRes
       up.pipe(res);
     });
     upstream.on('error', (err) => {
-      if (!res.headersSent) sendJson(res, 502, { detail: `Upstream unavailable: ${err.message}` });
+      if (!res.headersSent) sendJson(res, 502, { detail: `Upstream unavailable: ${err.message}` }, extra);
       else res.destroy();
     });
     const length = inbound['content-length'];
@@ -146,7 +162,7 @@ export function gatewayProxy(opts: { upstreams: Upstreams; resolver: IdentityRes
     } else req.pipe(upstream);
   };
 
-  return (req: ProxyRequest, res: http.ServerResponse, next: Next): void => {
+  return (req: ProxyRequest, res: http.ServerResponse, next: Next, extra?: ExtraHeaders): void => {
     const url = req.originalUrl ?? req.url ?? '/';
     const q = url.indexOf('?');
     const path = q < 0 ? url : url.slice(0, q);
@@ -154,32 +170,32 @@ export function gatewayProxy(opts: { upstreams: Upstreams; resolver: IdentityRes
     const target = routeFor(method, path, opts.upstreams);
     if (target === null) return next();
     if (target === UNCONFIGURED_UPSTREAM) {
-      sendJson(res, 503, { detail: `No service is configured for ${method} ${path}` });
+      sendJson(res, 503, { detail: `No service is configured for ${method} ${path}` }, extra);
       req.resume();
       return;
     }
     if (Number(req.headers['content-length'] ?? 0) > opts.maxBodyBytes) {
-      sendJson(res, 413, { detail: `Request body exceeds the limit of ${opts.maxBodyBytes} bytes` });
+      sendJson(res, 413, { detail: `Request body exceeds the limit of ${opts.maxBodyBytes} bytes` }, extra);
       req.resume();
       return;
     }
     if (isPublicRoute(method, path)) {
-      forward(req, res, target, url, null);
+      forward(req, res, target, url, null, extra);
       return;
     }
     opts.resolver
       .resolve(req as Parameters<IdentityResolver['resolve']>[0])
       .then((identity) => {
         if (!identity) {
-          sendJson(res, 401, { detail: 'Missing or invalid API key' });
+          sendJson(res, 401, { detail: 'Missing or invalid API key' }, extra);
           req.resume();
           return;
         }
-        forward(req, res, target, url, signer.sign(identity));
+        forward(req, res, target, url, signer.sign(identity), extra);
       })
       .catch((err: unknown) => {
-        if (err instanceof DomainError) sendJson(res, HTTP_STATUS[err.code], { detail: err.message });
-        else sendJson(res, 500, { detail: 'Internal Server Error' });
+        if (err instanceof DomainError) sendJson(res, HTTP_STATUS[err.code], { detail: err.message }, extra);
+        else sendJson(res, 500, { detail: 'Internal Server Error' }, extra);
         req.resume();
       });
   };

@@ -1,9 +1,9 @@
 import type * as http from 'node:http';
-import type { RateLimiter } from '../rate-limit/rate-limiter';
-import { routeFor, type Upstreams } from './gateway-proxy';
+import type { RateLimitDecision, RateLimiter } from '../rate-limit/rate-limiter';
+import { routeFor, type ExtraHeaders, type Upstreams } from './gateway-proxy';
 
 type Listener = (req: http.IncomingMessage, res: http.ServerResponse) => void;
-type Proxy = (req: http.IncomingMessage, res: http.ServerResponse, next: (err?: unknown) => void) => void;
+type Proxy = (req: http.IncomingMessage, res: http.ServerResponse, next: (err?: unknown) => void, extra?: ExtraHeaders) => void;
 
 function sendJson(res: http.ServerResponse, status: number, body: unknown): void {
   const json = JSON.stringify(body);
@@ -31,6 +31,31 @@ export function serveProxiedRoutesFirst(server: http.Server, opts: { upstreams: 
     if (!res.headersSent) sendJson(res, err ? 500 : 404, { detail: err ? 'Internal Server Error' : 'Not Found' });
     req.resume();
   };
+  /** What the limiter decided: the proxy (with the RateLimit-* headers), 429, or the store-down answer. */
+  const answer = (req: http.IncomingMessage, res: http.ServerResponse, d: RateLimitDecision) => {
+    if (d.kind === 'store-down') {
+      if (d.failMode === 'open') return proxy(req, res, failed(req, res));
+      res.setHeader('Retry-After', '1');
+      sendJson(res, 503, { detail: 'Rate limiting is unavailable; retry shortly' });
+      req.resume();
+      return;
+    }
+    // IETF draft-ietf-httpapi-ratelimit-headers (draft 06 form): one header per field.
+    const rateLimit: ExtraHeaders = {
+      'RateLimit-Limit': String(d.quota.limit),
+      'RateLimit-Remaining': String(d.remaining),
+      'RateLimit-Reset': String(d.resetSeconds),
+      'RateLimit-Policy': `${d.quota.limit};w=${d.quota.windowSeconds}`,
+    };
+    // Handed to the proxy, which writes them with the answer's own headers in one writeHead.
+    if (d.kind === 'allowed') return proxy(req, res, failed(req, res), rateLimit);
+    for (const name in rateLimit) res.setHeader(name, rateLimit[name]);
+    res.setHeader('Retry-After', String(d.resetSeconds));
+    sendJson(res, 429, {
+      detail: `Rate limit exceeded: ${d.quota.limit} requests per ${d.quota.windowSeconds} s for ${d.rule.match} (${d.rule.category}); retry after ${d.resetSeconds} s`,
+    });
+    req.resume();
+  };
   server.on('request', (req: http.IncomingMessage, res: http.ServerResponse) => {
     const url = req.url ?? '/';
     const q = url.indexOf('?');
@@ -38,28 +63,14 @@ export function serveProxiedRoutesFirst(server: http.Server, opts: { upstreams: 
     const method = req.method ?? 'GET';
     if (routeFor(method, path, upstreams) === null) return app(req, res);
     if (!limiter) return proxy(req, res, failed(req, res));
-    limiter.check({ method, path, headers: req.headers, remoteAddress: req.socket.remoteAddress }).then(
-      (d) => {
-        if (d.kind === 'store-down') {
-          if (d.failMode === 'open') return proxy(req, res, failed(req, res));
-          res.setHeader('Retry-After', '1');
-          sendJson(res, 503, { detail: 'Rate limiting is unavailable; retry shortly' });
-          req.resume();
-          return;
-        }
-        // IETF draft-ietf-httpapi-ratelimit-headers (draft 06 form): one header per field.
-        res.setHeader('RateLimit-Limit', String(d.quota.limit));
-        res.setHeader('RateLimit-Remaining', String(d.remaining));
-        res.setHeader('RateLimit-Reset', String(d.resetSeconds));
-        res.setHeader('RateLimit-Policy', `${d.quota.limit};w=${d.quota.windowSeconds}`);
-        if (d.kind === 'allowed') return proxy(req, res, failed(req, res));
-        res.setHeader('Retry-After', String(d.resetSeconds));
-        sendJson(res, 429, {
-          detail: `Rate limit exceeded: ${d.quota.limit} requests per ${d.quota.windowSeconds} s for ${d.rule.match} (${d.rule.category}); retry after ${d.resetSeconds} s`,
-        });
-        req.resume();
-      },
-      (err: unknown) => failed(req, res)(err ?? new Error('rate limiter failed')),
-    );
+    let d: ReturnType<RateLimiter['decide']>;
+    try {
+      d = limiter.decide({ method, path, headers: req.headers, remoteAddress: req.socket.remoteAddress });
+    } catch (err) {
+      return failed(req, res)(err ?? new Error('rate limiter failed'));
+    }
+    // Answered at once while this replica holds a lease slot; otherwise after the store's answer.
+    if (d instanceof Promise) d.then((decided) => answer(req, res, decided), (err: unknown) => failed(req, res)(err ?? new Error('rate limiter failed')));
+    else answer(req, res, d);
   });
 }

@@ -12,7 +12,17 @@ export interface CounterHit {
  */
 export interface CounterStore {
   readonly kind: 'memory' | 'redis';
-  hit(key: string, windowMs: number): Promise<CounterHit>;
+  /**
+   * Counts one request. `limit`, when given, is the window's limit: a store shared by replicas may then
+   * reserve a block of the window's budget at once (see RedisCounterStore); without it every hit is
+   * counted in the store on its own.
+   */
+  hit(key: string, windowMs: number, limit?: number): Promise<CounterHit>;
+  /**
+   * Counts one request at once, without waiting, when the store can (this process holds the count or a
+   * slot of a lease for the key); undefined otherwise, and nothing was counted: call hit.
+   */
+  hitNow?(key: string, windowMs: number, limit?: number): CounterHit | undefined;
   /** Sets a counter and opens its window now. Tests use it to start a counter near a large limit. */
   preload(key: string, count: number, windowMs: number): Promise<void>;
   close(): Promise<void>;
@@ -30,6 +40,10 @@ export class MemoryCounterStore implements CounterStore {
   }
 
   async hit(key: string, windowMs: number): Promise<CounterHit> {
+    return this.hitNow(key, windowMs);
+  }
+
+  hitNow(key: string, windowMs: number): CounterHit {
     const now = Date.now();
     let entry = this.counters.get(key);
     if (!entry || entry.resetAt <= now) {
@@ -64,18 +78,51 @@ export class MemoryCounterStore implements CounterStore {
   }
 }
 
-/** INCR and the window's expiry in one atomic step, so replicas never race on a new window. */
+/**
+ * INCRBY and the window's expiry in one atomic step, so replicas never race on a new window.
+ * ARGV: window ms, the window's limit, the block asked for. A block (more than one request's worth,
+ * a lease) is cut so that at least as much again stays below the limit: it halves toward the limit,
+ * and within 3 of it (or past it) each request is counted alone. Returns the count after the
+ * increment (the block's last slot), the window's time left, and the block granted.
+ */
 const HIT_SCRIPT = `
-local c = redis.call('INCR', KEYS[1])
+local n = tonumber(ARGV[3])
+if n > 1 then
+  local c0 = tonumber(redis.call('GET', KEYS[1]) or '0')
+  n = math.max(1, math.min(n, math.floor((tonumber(ARGV[2]) - c0) / 2)))
+end
+local c = redis.call('INCRBY', KEYS[1], n)
 local ttl = redis.call('PTTL', KEYS[1])
 if ttl < 0 then
   redis.call('PEXPIRE', KEYS[1], ARGV[1])
   ttl = tonumber(ARGV[1])
 end
-return {c, ttl}
+return {c, ttl, n}
 `;
 
-type RedisWithHit = Redis & { rlHit(key: string, windowMs: number): Promise<[number, number]> };
+type RedisWithHit = Redis & { rlHit(key: string, windowMs: number, limit: number, block: number): Promise<[number, number, number]> };
+
+/**
+ * A block of one window's budget this replica reserved in Redis and spends locally: slots `next`..`last`
+ * of the shared count, valid until `resetAt` (this process's clock, never later than the window's end in
+ * Redis). `exactUntil`: the last grant was a single request (the window is near its limit), so until the
+ * window ends every request is counted in Redis on its own, concurrently, as without leasing.
+ */
+interface Lease {
+  next: number;
+  last: number;
+  resetAt: number;
+  exactUntil: number;
+  /** The reservation in flight, and how many requests wait for it. */
+  refill: Promise<unknown> | null;
+  waiting: number;
+}
+
+/** Leases reserve at most this share of a limit (1/100): limits under 200 are always counted exactly. */
+const LEASE_SHARE = 100;
+const MAX_LEASES = 100_000;
+/** A request that found no slot after this many reservations is counted in Redis on its own. */
+const MAX_PASSES = 16;
 
 export interface RedisCounterStoreOptions {
   url: string;
@@ -84,14 +131,25 @@ export interface RedisCounterStoreOptions {
   connectTimeoutMs?: number;
   onError(err: Error): void;
   onReady(): void;
+  /**
+   * The largest block of a window's budget one replica reserves at once (a lease); a block is also at
+   * most 1/100 of the limit. 1 (the default) counts every request in Redis on its own.
+   */
+  leaseMax?: number;
 }
 
 /** Counters shared by every gateway replica. */
 export class RedisCounterStore implements CounterStore {
   readonly kind = 'redis';
   private readonly redis: RedisWithHit;
+  private readonly leaseMax: number;
+  private readonly leases = new Map<string, Lease>();
+  private readonly leaseSweeper: NodeJS.Timeout;
 
   constructor(opts: RedisCounterStoreOptions) {
+    this.leaseMax = Math.max(1, Math.floor(opts.leaseMax ?? 1));
+    this.leaseSweeper = setInterval(() => this.sweepLeases(Date.now()), 30_000);
+    this.leaseSweeper.unref();
     this.redis = new Redis(opts.url, {
       // Fail at once while disconnected instead of queueing: a request must not wait for Redis to return.
       enableOfflineQueue: false,
@@ -124,16 +182,105 @@ export class RedisCounterStore implements CounterStore {
     });
   }
 
-  async hit(key: string, windowMs: number): Promise<CounterHit> {
-    const [count, ttl] = await this.redis.rlHit(key, windowMs);
-    return { count: Number(count), resetMs: Number(ttl) };
+  /**
+   * Counts one request. With a limit and leasing on, the request takes the next slot of this replica's
+   * lease when it has one; otherwise it reserves a new block in Redis (one reservation per key at a time,
+   * the requests that arrive meanwhile wait for it). The shared count in Redis thus includes every slot
+   * any replica reserved: no replica ever lets more than the limit through; blocks shrink toward the
+   * limit, and within 3 of it (and past it) every request is counted on its own, exactly as without
+   * leasing. Slots a replica reserved but did not use by the window's end are lost (about one block per
+   * replica and key, at most 1/100 of the limit each).
+   */
+  /** A slot of this replica's lease for the key, when it holds one. */
+  hitNow(key: string): CounterHit | undefined {
+    const lease = this.leases.get(key);
+    if (lease === undefined || lease.next > lease.last) return undefined;
+    const now = Date.now();
+    if (now >= lease.resetAt) return undefined;
+    const count = lease.next++;
+    return { count, resetMs: lease.resetAt - now };
+  }
+
+  async hit(key: string, windowMs: number, limit?: number): Promise<CounterHit> {
+    const block = limit === undefined ? 1 : Math.min(this.leaseMax, Math.floor(limit / LEASE_SHARE));
+    if (block <= 1 || limit === undefined) return this.remote(key, windowMs, 1, 1);
+    // Bounded: each pass takes a slot, starts a reservation, or waits for one (which grants at least one slot).
+    for (let pass = 0; pass < MAX_PASSES; pass++) {
+      const now = Date.now();
+      let lease = this.leases.get(key);
+      if (lease === undefined) {
+        if (this.leases.size >= MAX_LEASES) this.sweepLeases(now);
+        lease = { next: 1, last: 0, resetAt: 0, exactUntil: 0, refill: null, waiting: 0 };
+        this.leases.set(key, lease);
+      } else {
+        if (now < lease.resetAt && lease.next <= lease.last) {
+          const count = lease.next++;
+          return { count, resetMs: lease.resetAt - now };
+        }
+        if (now < lease.exactUntil) break;
+        if (lease.refill !== null) {
+          // A reservation that fails fails its waiters too (the limiter's fail mode answers them), so no
+          // request waits for Redis longer than one command would have.
+          lease.waiting += 1;
+          try {
+            await lease.refill;
+          } finally {
+            lease.waiting -= 1;
+          }
+          continue;
+        }
+      }
+      return this.refill(lease, key, windowMs, limit, block, now);
+    }
+    return this.remote(key, windowMs, 1, 1);
+  }
+
+  /**
+   * Reserves a block in Redis for this request and the ones waiting on the lease: the block plus one slot
+   * per waiting request (each takes its slot as soon as the reservation is back).
+   */
+  private refill(lease: Lease, key: string, windowMs: number, limit: number, block: number, sentAt: number): Promise<CounterHit> {
+    const refill = this.remote(key, windowMs, limit, block + lease.waiting).then(
+      (hit) => {
+        lease.refill = null;
+        // The window ends no earlier than sentAt + its time left as Redis reported it.
+        lease.resetAt = sentAt + hit.resetMs;
+        lease.next = hit.count - hit.granted + 2; // this request takes the block's first slot
+        lease.last = hit.count;
+        lease.exactUntil = hit.granted === 1 ? lease.resetAt : 0;
+        return { count: hit.count - hit.granted + 1, resetMs: hit.resetMs };
+      },
+      (err: unknown) => {
+        lease.refill = null;
+        throw err;
+      },
+    );
+    lease.refill = refill;
+    return refill;
+  }
+
+  private async remote(key: string, windowMs: number, limit: number, block: number): Promise<CounterHit & { granted: number }> {
+    const [count, ttl, granted] = await this.redis.rlHit(key, windowMs, limit, block);
+    return { count: Number(count), resetMs: Number(ttl), granted: Number(granted) };
+  }
+
+  /** Drops the leases whose window has ended, then (still too many) the oldest. */
+  private sweepLeases(now: number): void {
+    for (const [key, lease] of this.leases) if (lease.resetAt <= now && lease.refill === null) this.leases.delete(key);
+    for (const [key, lease] of this.leases) {
+      if (this.leases.size < MAX_LEASES) break;
+      if (lease.refill === null) this.leases.delete(key);
+    }
   }
 
   async preload(key: string, count: number, windowMs: number): Promise<void> {
+    this.leases.delete(key);
     await this.redis.set(key, String(count), 'PX', windowMs);
   }
 
   async close(): Promise<void> {
+    clearInterval(this.leaseSweeper);
+    this.leases.clear();
     if (this.redis.status === 'end') return;
     // Not connected: stop reconnecting at once (QUIT would be refused without the offline queue).
     if (this.redis.status !== 'ready') return this.redis.disconnect();

@@ -45,6 +45,12 @@ export const redisRateLimitConfigShape = {
   RATE_LIMIT_FAIL_MODE: z.enum(['open', 'closed']).default('open'),
   RATE_LIMIT_KEY_PREFIX: z.string().min(1).default('th:rl:'),
   RATE_LIMIT_REDIS_TIMEOUT_MS: z.coerce.number().int().min(1).max(10_000).default(250),
+  /**
+   * The most requests of one window a replica reserves from Redis at once and then counts locally (a
+   * lease; also at most 1/100 of the row's limit, so rows under 200 are always counted exactly, and
+   * shrinking toward the limit, where every request is counted in Redis). 1 counts every request in Redis.
+   */
+  RATE_LIMIT_LEASE_MAX: z.coerce.number().int().min(1).max(1000).default(100),
 };
 
 export const rateLimitConfigSchema = z.object(rateLimitConfigShape);

@@ -152,12 +152,26 @@ export interface RequestTraits {
   hasUserId: boolean;
 }
 
+/** A request's method and path in the forms the matchers compare (computed once per request). */
+interface MatchInput {
+  method: string;
+  raw: string;
+  stripped: string;
+}
+
+function matchInput(method: string, path: string): MatchInput {
+  const raw = path.length > 1 && path.endsWith('/') ? path.slice(0, -1) : path;
+  return { method: method.toUpperCase(), raw, stripped: raw.replace(API_PREFIX, '') };
+}
+
+function matches(rule: RateLimitRule, x: MatchInput): boolean {
+  for (const m of rule.matchers) if ((m.method === undefined || m.method === x.method) && pathMatches(m.path, x.raw, x.stripped)) return true;
+  return false;
+}
+
 /** Whether a rule's method and path cells match, ignoring its identity key. */
 export function ruleMatches(rule: RateLimitRule, method: string, path: string): boolean {
-  const raw = path.length > 1 && path.endsWith('/') ? path.slice(0, -1) : path;
-  const stripped = raw.replace(API_PREFIX, '');
-  const m = method.toUpperCase();
-  return rule.matchers.some((x) => (x.method === undefined || x.method === m) && pathMatches(x.path, raw, stripped));
+  return matches(rule, matchInput(method, path));
 }
 
 /**
@@ -166,10 +180,11 @@ export function ruleMatches(rule: RateLimitRule, method: string, path: string): 
  * (each pair of rows lists the key's row first). The catch-all always matches.
  */
 export function selectRule(req: RequestTraits): RateLimitRule {
+  const x = matchInput(req.method, req.path);
   for (const rule of ORDERED) {
     if (rule.identity === 'api-key' && !req.hasApiKey) continue;
     if (rule.identity === 'user-ip' && !req.hasUserId) continue;
-    if (ruleMatches(rule, req.method, req.path)) return rule;
+    if (matches(rule, x)) return rule;
   }
   return RATE_LIMIT_RULES[RATE_LIMIT_RULES.length - 1];
 }
