@@ -94,6 +94,46 @@ describe('threads', () => {
   });
 });
 
+describe('counts', () => {
+  it('counts assistants and threads with the search filters, through the published client', async () => {
+    const tag = `count-${Date.now()}`;
+    expect(await client.assistants.count({ metadata: { tag } })).toBe(0);
+    await client.assistants.create({ graphId: 'echo', name: `${tag}-a`, metadata: { tag } });
+    await client.assistants.create({ graphId: 'agent', name: `${tag}-b`, metadata: { tag } });
+    expect(await client.assistants.count({ metadata: { tag } })).toBe(2);
+    expect(await client.assistants.count({ metadata: { tag }, graphId: 'echo' })).toBe(1);
+    expect(await client.assistants.count({ name: `${tag}-b` })).toBe(1);
+    const everything = await client.assistants.search({ limit: 1000 });
+    expect(await client.assistants.count()).toBe(everything.length);
+
+    expect(await client.threads.count({ metadata: { tag } })).toBe(0);
+    const a = await client.threads.create({ metadata: { tag, n: 1 } });
+    await client.threads.create({ metadata: { tag, n: 2 } });
+    expect(await client.threads.count({ metadata: { tag } })).toBe(2);
+    expect(await client.threads.count({ metadata: { tag, n: 1 } })).toBe(1);
+    expect(await client.threads.count({ metadata: { tag }, status: 'busy' })).toBe(0);
+    await client.runs.wait(a.thread_id, 'agent', { input: user('c') });
+    expect(await client.threads.count({ metadata: { tag }, values: { messages: [{ content: 'c' }] } })).toBe(1);
+    expect(await client.threads.count({ metadata: { tag }, status: 'idle' })).toBe(2);
+
+    // a bare JSON number
+    const r = await fetch(`${server.url}/threads/count`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ metadata: { tag } }) });
+    expect(r.status).toBe(200);
+    expect(r.headers.get('content-type')).toMatch(/^application\/json/);
+    expect(await r.text()).toBe('2');
+  });
+
+  it('refuses bad count filters with 422', async () => {
+    const post = (path: string, body: unknown) => fetch(`${server.url}${path}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+    const status = await post('/threads/count', { status: 'sleeping' });
+    expect(status.status).toBe(422);
+    expect(((await status.json()) as { detail: { loc: string[] }[] }).detail[0].loc).toEqual(['body', 'status']);
+    const unknown = await post('/assistants/count', { limit: 10 });
+    expect(unknown.status).toBe(422);
+    expect((await post('/assistants/count', { metadata: 'x' })).status).toBe(422);
+  });
+});
+
 describe('runs', () => {
   it('creates a run with Content-Location, joins it and reads the thread state', async () => {
     const t = await client.threads.create();

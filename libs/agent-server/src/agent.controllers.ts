@@ -1,4 +1,4 @@
-import { Body, Controller, Delete, Get, Headers, HttpCode, Inject, Param, Patch, Post, Query, Req, Res } from '@nestjs/common';
+import { Body, Header, Controller, Delete, Get, Headers, HttpCode, Inject, Param, Patch, Post, Query, Req, Res } from '@nestjs/common';
 import type { Request, Response } from 'express';
 import {
   agentRunCancelQuerySchema,
@@ -35,6 +35,13 @@ export class AssistantsController {
   @HttpCode(200)
   create(@Body() body: unknown): Promise<AgentAssistant> {
     return this.agents.createAssistant(body);
+  }
+
+  @Post('count')
+  @HttpCode(200)
+  @Header('content-type', 'application/json; charset=utf-8') // a bare number, still JSON
+  count(@Body() body: unknown): Promise<number> {
+    return this.agents.countAssistants(body);
   }
 
   @Post('search')
@@ -103,6 +110,13 @@ export class ThreadsController {
   @HttpCode(200)
   create(@Body() body: unknown): Promise<AgentThread> {
     return this.agents.createThread(body);
+  }
+
+  @Post('count')
+  @HttpCode(200)
+  @Header('content-type', 'application/json; charset=utf-8') // a bare number, still JSON
+  count(@Body() body: unknown): Promise<number> {
+    return this.agents.countThreads(body);
   }
 
   @Post('search')

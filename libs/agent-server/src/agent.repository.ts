@@ -2,6 +2,7 @@ import type { Pool, PoolClient, QueryResult, QueryResultRow } from 'pg';
 import type {
   AgentAssistant,
   AgentAssistantCreate,
+  AgentAssistantCount,
   AgentAssistantSearch,
   AgentAssistantUpdate,
   AgentAssistantVersion,
@@ -9,6 +10,7 @@ import type {
   AgentRun,
   AgentRunStatus,
   AgentThread,
+  AgentThreadCount,
   AgentThreadSearch,
   AgentThreadStatus,
   MultitaskStrategy,
@@ -283,13 +285,24 @@ export class AgentRepository {
     return (r.rowCount ?? 0) > 0;
   }
 
-  async searchAssistants(q: AgentAssistantSearch): Promise<{ items: AgentAssistant[]; total: number }> {
+  /** The WHERE clause of an assistant search or count (with its parameters pushed onto `params`). */
+  private assistantFilter(q: AgentAssistantCount, params: unknown[]): string {
     const where: string[] = [];
-    const params: unknown[] = [];
     if (q.graph_id !== undefined) where.push(`graph_id = $${params.push(q.graph_id)}`);
     if (q.name !== undefined) where.push(`name ILIKE $${params.push(`%${q.name.replace(/[\\%_]/g, (c) => `\\${c}`)}%`)}`);
     if (q.metadata !== undefined) where.push(`metadata @> $${params.push(json(q.metadata))}::jsonb`);
-    const w = where.length ? `WHERE ${where.join(' AND ')}` : '';
+    return where.length ? `WHERE ${where.join(' AND ')}` : '';
+  }
+
+  async countAssistants(q: AgentAssistantCount): Promise<number> {
+    const params: unknown[] = [];
+    const r = await this.pool.query<{ n: string }>(`SELECT count(*) AS n FROM ${S}.assistants ${this.assistantFilter(q, params)}`, params);
+    return Number(r.rows[0].n);
+  }
+
+  async searchAssistants(q: AgentAssistantSearch): Promise<{ items: AgentAssistant[]; total: number }> {
+    const params: unknown[] = [];
+    const w = this.assistantFilter(q, params);
     const r = await this.pool.query<AssistantRow & { total: string }>(
       `SELECT *, count(*) OVER () AS total FROM ${S}.assistants ${w}
        ORDER BY ${q.sort_by} ${q.sort_order === 'desc' ? 'DESC' : 'ASC'}, assistant_id LIMIT $${params.push(q.limit)} OFFSET $${params.push(q.offset)}`,
@@ -323,15 +336,26 @@ export class AgentRepository {
     return r.rows[0] ? toThread(r.rows[0]) : null;
   }
 
-  async searchThreads(q: AgentThreadSearch): Promise<AgentThread[]> {
+  /** The WHERE condition of a thread search or count (stateless runs' threads are never listed). */
+  private threadFilter(q: AgentThreadCount, params: unknown[]): string {
     const where = ['NOT stateless'];
-    const params: unknown[] = [];
     if (q.ids !== undefined) where.push(`thread_id = ANY($${params.push(q.ids)}::uuid[])`);
     if (q.metadata !== undefined) where.push(`metadata @> $${params.push(json(q.metadata))}::jsonb`);
     if (q.values !== undefined) where.push(`"values" @> $${params.push(json(q.values))}::jsonb`);
     if (q.status !== undefined) where.push(`status = $${params.push(q.status)}`);
+    return where.join(' AND ');
+  }
+
+  async countThreads(q: AgentThreadCount): Promise<number> {
+    const params: unknown[] = [];
+    const r = await this.pool.query<{ n: string }>(`SELECT count(*) AS n FROM ${S}.threads WHERE ${this.threadFilter(q, params)}`, params);
+    return Number(r.rows[0].n);
+  }
+
+  async searchThreads(q: AgentThreadSearch): Promise<AgentThread[]> {
+    const params: unknown[] = [];
     const r = await this.pool.query<ThreadRow>(
-      `SELECT * FROM ${S}.threads WHERE ${where.join(' AND ')}
+      `SELECT * FROM ${S}.threads WHERE ${this.threadFilter(q, params)}
        ORDER BY ${q.sort_by} ${q.sort_order === 'asc' ? 'ASC' : 'DESC'}, thread_id LIMIT $${params.push(q.limit)} OFFSET $${params.push(q.offset)}`,
       params,
     );

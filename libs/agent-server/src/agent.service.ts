@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import {
   agentAssistantCreateSchema,
   agentAssistantGraphQuerySchema,
+  agentAssistantCountSchema,
   agentAssistantSearchSchema,
   agentAssistantSetLatestSchema,
   agentAssistantSubgraphsQuerySchema,
@@ -16,6 +17,7 @@ import {
   agentThreadCreateSchema,
   agentThreadHistorySchema,
   agentThreadPatchSchema,
+  agentThreadCountSchema,
   agentThreadSearchSchema,
   type AgentAssistant,
   type AgentRun,
@@ -98,6 +100,11 @@ export class AgentService {
     const q = parseOrThrow(agentAssistantSearchSchema, body ?? {}, ['body']);
     const { items, total } = await this.repo.searchAssistants(q);
     return { items, total, next: q.offset + items.length < total ? q.offset + items.length : null };
+  }
+
+  /** POST /assistants/count: how many assistants the same filters as search match. */
+  countAssistants(body: unknown): Promise<number> {
+    return this.repo.countAssistants(parseOrThrow(agentAssistantCountSchema, body ?? {}, ['body']));
   }
 
   /** The default assistant of a graph (created by the server, one per graph) is fixed: it is cached and shared by every process. */
@@ -191,6 +198,11 @@ export class AgentService {
     const t = await this.repo.patchThread(pathId(id, 'thread_id'), p.metadata ?? {});
     if (!t) throw notFound(`Thread ${id}`);
     return t;
+  }
+
+  /** POST /threads/count: how many threads the same filters as search match. */
+  countThreads(body: unknown): Promise<number> {
+    return this.repo.countThreads(parseOrThrow(agentThreadCountSchema, body ?? {}, ['body']));
   }
 
   searchThreads(body: unknown): Promise<AgentThread[]> {

@@ -60,6 +60,12 @@ export const agentAssistantSearchSchema = z
   .strict();
 export type AgentAssistantSearch = z.infer<typeof agentAssistantSearchSchema>;
 
+/** POST /assistants/count: the search filters alone. */
+export const agentAssistantCountSchema = z
+  .object({ graph_id: z.string().optional(), name: z.string().optional(), metadata: jsonObject.optional() })
+  .strict();
+export type AgentAssistantCount = z.infer<typeof agentAssistantCountSchema>;
+
 /** PATCH /assistants/{id}: every field optional; the change is stored as a new version. */
 export const agentAssistantUpdateSchema = z
   .object({
@@ -140,6 +146,12 @@ export const agentThreadSearchSchema = z
   })
   .strict();
 export type AgentThreadSearch = z.infer<typeof agentThreadSearchSchema>;
+
+/** POST /threads/count: the search filters alone. */
+export const agentThreadCountSchema = z
+  .object({ metadata: jsonObject.optional(), ids: z.array(uuid).optional(), values: jsonObject.optional(), status: z.enum(AGENT_THREAD_STATUSES).optional() })
+  .strict();
+export type AgentThreadCount = z.infer<typeof agentThreadCountSchema>;
 
 export const agentThreadHistorySchema = z
   .object({
