@@ -94,6 +94,38 @@ describe('threads', () => {
   });
 });
 
+describe('thread copy', () => {
+  it('copies a thread with its state and history under a new id; the two then diverge', async () => {
+    const t = await client.threads.create({ metadata: { owner: 'copy' } });
+    await client.runs.wait(t.thread_id, 'agent', { input: user('one') });
+    const original = await client.threads.getState(t.thread_id);
+    const copy = await client.threads.copy(t.thread_id);
+    expect(copy.thread_id).not.toBe(t.thread_id);
+    expect(copy.metadata).toEqual((await client.threads.get(t.thread_id)).metadata);
+    expect(copy.metadata).toMatchObject({ owner: 'copy' });
+    expect(copy.status).toBe('idle');
+    const copied = await client.threads.getState(copy.thread_id);
+    expect(contents(copied.values)).toEqual(contents(original.values));
+    expect(copied.checkpoint.checkpoint_id).toBe(original.checkpoint.checkpoint_id);
+    const history = await client.threads.getHistory(copy.thread_id);
+    expect(history.map((h) => h.checkpoint.checkpoint_id)).toEqual((await client.threads.getHistory(t.thread_id)).map((h) => h.checkpoint.checkpoint_id));
+    // a run on the copy continues from the copied state and leaves the original alone
+    await client.runs.wait(copy.thread_id, 'agent', { input: user('two') });
+    expect(contents((await client.threads.getState(copy.thread_id)).values)).toEqual([...contents(original.values), 'human:two', 'ai:thought: two', 'ai:echo: two']);
+    expect(contents((await client.threads.getState(t.thread_id)).values)).toEqual(contents(original.values));
+    expect(await client.runs.list(copy.thread_id)).toHaveLength(1);
+    expect(await client.runs.list(t.thread_id)).toHaveLength(1);
+  });
+
+  it('answers 404 for an unknown thread and 422 for a malformed id, writing nothing', async () => {
+    const before = await count(`SELECT count(*) AS n FROM agent_server.threads`);
+    expect(await statusOf(client.threads.copy('00000000-0000-4000-8000-000000000000'))).toBe(404);
+    const bad = await fetch(`${server.url}/threads/not-a-uuid/copy`, { method: 'POST' });
+    expect(bad.status).toBe(422);
+    expect(await count(`SELECT count(*) AS n FROM agent_server.threads`)).toBe(before);
+  });
+});
+
 describe('counts', () => {
   it('counts assistants and threads with the search filters, through the published client', async () => {
     const tag = `count-${Date.now()}`;

@@ -146,6 +146,12 @@ export class ThreadsController {
     return this.agents.getState(id, subgraphs === 'true' || subgraphs === '1');
   }
 
+  @Post(':thread_id/copy')
+  @HttpCode(200)
+  copy(@Param('thread_id') id: string): Promise<AgentThread> {
+    return this.agents.copyThread(id);
+  }
+
   @Post(':thread_id/state')
   @HttpCode(200)
   updateState(@Param('thread_id') id: string, @Body() body: unknown): Promise<{ checkpoint: AgentThreadState['checkpoint']; configurable: Record<string, unknown> }> {

@@ -375,6 +375,42 @@ export class AgentRepository {
     });
   }
 
+  /**
+   * POST /threads/{id}/copy: a new thread with the same metadata, values, config and graph and the whole
+   * checkpoint history (checkpoints, channel blobs, pending writes), in one transaction; the runs stay
+   * with the original. A copy of a busy thread is idle (no run of its own). Null when absent.
+   */
+  async copyThread(id: string, newId: string): Promise<AgentThread | null> {
+    return this.tx(async (c) => {
+      const t = await c.query<ThreadRow>(
+        `INSERT INTO ${S}.threads (thread_id, metadata, status, "values", interrupts, config, error, graph_id)
+         SELECT $2, metadata, CASE WHEN status = 'busy' THEN 'idle' ELSE status END, "values", interrupts, config, error, graph_id
+         FROM ${S}.threads WHERE thread_id = $1 AND NOT stateless RETURNING ${THREAD_COLUMNS}`,
+        [id, newId],
+      );
+      if (!t.rowCount) return null;
+      // LangGraph keeps the configurable thread_id in checkpoint metadata: the copy's names the copy.
+      await c.query(
+        `INSERT INTO ${S}.checkpoints (thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, type, checkpoint, metadata)
+         SELECT $2, checkpoint_ns, checkpoint_id, parent_checkpoint_id, type, checkpoint,
+                CASE WHEN metadata ? 'thread_id' THEN jsonb_set(metadata, '{thread_id}', to_jsonb($2::text)) ELSE metadata END
+         FROM ${S}.checkpoints WHERE thread_id = $1`,
+        [id, newId],
+      );
+      await c.query(
+        `INSERT INTO ${S}.checkpoint_blobs (thread_id, checkpoint_ns, channel, version, type, blob)
+         SELECT $2, checkpoint_ns, channel, version, type, blob FROM ${S}.checkpoint_blobs WHERE thread_id = $1`,
+        [id, newId],
+      );
+      await c.query(
+        `INSERT INTO ${S}.checkpoint_writes (thread_id, checkpoint_ns, checkpoint_id, task_id, idx, channel, type, blob)
+         SELECT $2, checkpoint_ns, checkpoint_id, task_id, idx, channel, type, blob FROM ${S}.checkpoint_writes WHERE thread_id = $1`,
+        [id, newId],
+      );
+      return toThread(t.rows[0]);
+    });
+  }
+
   async setThreadValues(id: string, values: unknown): Promise<void> {
     await this.pool.query(`UPDATE ${S}.threads SET "values" = $2, state_updated_at = now(), updated_at = now() WHERE thread_id = $1`, [id, json(values)]);
   }

@@ -209,6 +209,13 @@ export class AgentService {
     return this.repo.searchThreads(parseOrThrow(agentThreadSearchSchema, body ?? {}, ['body']));
   }
 
+  /** POST /threads/{id}/copy: the thread and its checkpoint history under a new id (runs are not copied). */
+  async copyThread(id: string): Promise<AgentThread> {
+    const t = await this.repo.copyThread(pathId(id, 'thread_id'), randomUUID());
+    if (!t) throw notFound(`Thread ${id}`);
+    return t;
+  }
+
   async deleteThread(id: string): Promise<void> {
     if ((await this.repo.deleteThread(pathId(id, 'thread_id'))) === null) throw notFound(`Thread ${id}`);
   }
