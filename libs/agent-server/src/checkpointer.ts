@@ -7,7 +7,7 @@ const toBuffer = (b: Uint8Array | undefined): Buffer | null => (b === undefined 
 
 /**
  * The stock Postgres checkpointer (same tables, same reads: history, state at a checkpoint, forks) with
- * two changes:
+ * three changes:
  *
  * - Fork-safe channel versions. The stock saver numbers versions 1, 2, 3…, and blobs are keyed by
  *   (thread, namespace, channel, version): two checkpoints forked from one parent (a state update at an

@@ -1,6 +1,6 @@
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
-import { HttpException, Logger, type INestApplication } from '@nestjs/common';
-import { DomainError, ErrorCode, HTTP_STATUS } from '@th/platform';
+import { Logger, type INestApplication } from '@nestjs/common';
+import { errorResponse, jsonDecodeError } from '@th/platform';
 import { AGENT_SERVICE } from './agent.controllers';
 import { toRun } from './agent.repository';
 import type { AgentService } from './agent.service';
@@ -86,11 +86,7 @@ function readJson(req: IncomingMessage): Promise<{ ok: true; body: unknown } | {
       try {
         resolve({ ok: true, body: JSON.parse(raw.toString('utf8')) as unknown });
       } catch (err) {
-        const match = /position (\d+)/.exec((err as Error).message);
-        resolve({
-          ok: false,
-          error: { detail: [{ loc: ['body', match ? Number(match[1]) : 0], msg: `JSON decode error: ${(err as Error).message}`, type: 'json_invalid' }] },
-        });
+        resolve({ ok: false, error: jsonDecodeError(err) });
       }
     });
   });
@@ -116,22 +112,9 @@ function send(res: ServerResponse, status: number, body: unknown): void {
   res.end(text);
 }
 
-/** As the house exception filter (HttpExceptionFilter): 422 {detail:[...]}, other errors {detail: string}. */
+/** As the house exception filter (the same errorResponse). */
 function fail(logger: Logger, res: ServerResponse, exception: unknown): void {
   if (res.headersSent) return;
-  if (exception instanceof DomainError) {
-    const status = HTTP_STATUS[exception.code];
-    if (exception.code === ErrorCode.Validation) return send(res, status, { detail: exception.details ?? [] });
-    if (status >= 500) logger.error({ msg: exception.message, code: exception.code, cause: String(exception.cause ?? '') });
-    return send(res, status, { detail: exception.message });
-  }
-  if (exception instanceof HttpException) {
-    const body = exception.getResponse();
-    const detail = typeof body === 'string' ? body : ((body as { message?: unknown }).message ?? exception.message);
-    return send(res, exception.getStatus(), { detail: Array.isArray(detail) ? detail.join('; ') : String(detail) });
-  }
-  const status = (exception as { status?: number; statusCode?: number } | null)?.status ?? 500;
-  if (status === 413) return send(res, 413, { detail: 'Request body too large' });
-  logger.error(exception instanceof Error ? exception : { msg: String(exception) });
-  send(res, 500, { detail: 'Internal Server Error' });
+  const { status, body } = errorResponse(exception, logger);
+  send(res, status, body);
 }

@@ -33,6 +33,12 @@ function inflate(encoding: string, data: Buffer, limit: number): Buffer {
   }
 }
 
+/** The 422 body for a request body that is not valid JSON (the byte position as the loc, as FastAPI does). */
+export function jsonDecodeError(err: unknown): { detail: { loc: (string | number)[]; msg: string; type: string }[] } {
+  const match = /position (\d+)/.exec((err as Error).message);
+  return { detail: [{ loc: ['body', match ? Number(match[1]) : 0], msg: `JSON decode error: ${(err as Error).message}`, type: 'json_invalid' }] };
+}
+
 /**
  * Reads the whole request body (chunked or not) within a byte limit, undoes gzip/deflate/br/zstd,
  * and parses JSON bodies. Multipart bodies stay raw in `req.rawBody` for the route to parse.
@@ -92,16 +98,7 @@ export function bodyReader(limitBytes: number) {
         try {
           req.body = JSON.parse(raw.toString('utf8'));
         } catch (err) {
-          const match = /position (\d+)/.exec((err as Error).message);
-          return sendError(res, 422, {
-            detail: [
-              {
-                loc: ['body', match ? Number(match[1]) : 0],
-                msg: `JSON decode error: ${(err as Error).message}`,
-                type: 'json_invalid',
-              },
-            ],
-          });
+          return sendError(res, 422, jsonDecodeError(err));
         }
       }
       next();

@@ -182,15 +182,6 @@ export class RedisCounterStore implements CounterStore {
     });
   }
 
-  /**
-   * Counts one request. With a limit and leasing on, the request takes the next slot of this replica's
-   * lease when it has one; otherwise it reserves a new block in Redis (one reservation per key at a time,
-   * the requests that arrive meanwhile wait for it). The shared count in Redis thus includes every slot
-   * any replica reserved: no replica ever lets more than the limit through; blocks shrink toward the
-   * limit, and within 3 of it (and past it) every request is counted on its own, exactly as without
-   * leasing. Slots a replica reserved but did not use by the window's end are lost (about one block per
-   * replica and key, at most 1/100 of the limit each).
-   */
   /** A slot of this replica's lease for the key, when it holds one. */
   hitNow(key: string): CounterHit | undefined {
     const lease = this.leases.get(key);
@@ -201,11 +192,22 @@ export class RedisCounterStore implements CounterStore {
     return { count, resetMs: lease.resetAt - now };
   }
 
+  /**
+   * Counts one request. With a limit and leasing on, the request takes the next slot of this replica's
+   * lease when it has one; otherwise it reserves a new block in Redis (one reservation per key at a time,
+   * the requests that arrive meanwhile wait for it). The shared count in Redis thus includes every slot
+   * any replica reserved: no replica ever lets more than the limit through; blocks shrink toward the
+   * limit, and within 3 of it (and past it) every request is counted on its own, exactly as without
+   * leasing. Slots a replica reserved but did not use by the window's end are lost (about one block per
+   * replica and key, at most 1/100 of the limit each).
+   */
   async hit(key: string, windowMs: number, limit?: number): Promise<CounterHit> {
     const block = limit === undefined ? 1 : Math.min(this.leaseMax, Math.floor(limit / LEASE_SHARE));
     if (block <= 1 || limit === undefined) return this.remote(key, windowMs, 1, 1);
     // Bounded: each pass takes a slot, starts a reservation, or waits for one (which grants at least one slot).
     for (let pass = 0; pass < MAX_PASSES; pass++) {
+      const slot = this.hitNow(key);
+      if (slot !== undefined) return slot;
       const now = Date.now();
       let lease = this.leases.get(key);
       if (lease === undefined) {
@@ -213,10 +215,6 @@ export class RedisCounterStore implements CounterStore {
         lease = { next: 1, last: 0, resetAt: 0, exactUntil: 0, refill: null, waiting: 0 };
         this.leases.set(key, lease);
       } else {
-        if (now < lease.resetAt && lease.next <= lease.last) {
-          const count = lease.next++;
-          return { count, resetMs: lease.resetAt - now };
-        }
         if (now < lease.exactUntil) break;
         if (lease.refill !== null) {
           // A reservation that fails fails its waiters too (the limiter's fail mode answers them), so no
