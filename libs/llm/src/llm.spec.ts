@@ -142,6 +142,36 @@ describe('model, usage and tokens', () => {
     expect(extractUsage({ text: 'x' }, {})).toBeNull();
   });
 
+  it('counts exactly what the encoder itself encodes, memoized pieces and special tokens included', () => {
+    // The encoder js-tiktoken builds from the same ranks, encoding with every special token allowed.
+    const ranksOf = (m: { default?: unknown }) => m.default ?? m;
+    const { Tiktoken } = jest.requireActual<{ Tiktoken: new (r: unknown) => { encode(t: string, a: 'all'): number[] } }>('js-tiktoken/lite');
+    const encoders = {
+      'gpt-4o': new Tiktoken(ranksOf(jest.requireActual('js-tiktoken/ranks/o200k_base'))),
+      'gpt-3.5-turbo': new Tiktoken(ranksOf(jest.requireActual('js-tiktoken/ranks/cl100k_base'))),
+    };
+    const fixed = [
+      'lorem ipsum dolor sit amet '.repeat(40),
+      'a   b\n\n\tc  \r\n  ',
+      '   leading and trailing   ',
+      'Numbers 1234567 and 3.14159, dates 2026-11-24T10:00:00Z',
+      'def f(x):\n    return {"k": [1, 2, 3]}  # comment\n',
+      'émigré naïve 東京 🙂🙂 Привет мир ﷽',
+      'before<|endoftext|>after <|endoftext|><|endoftext|> tail',
+      "It's don't we'll I'M THEY'RE",
+      JSON.stringify({ prompt: 'x'.repeat(300), nested: { a: [true, null, 1e21] } }),
+      '',
+    ];
+    // Random strings over an alphabet with the pattern's edge cases: spaces, newlines, apostrophes, digits, unicode.
+    let seed = 42;
+    const rand = () => ((seed = (seed * 1103515245 + 12345) & 0x7fffffff) / 0x7fffffff);
+    const alphabet = ['a', 'B', ' ', ' ', '\n', '\t', "'", 's', 't', '1', '9', '.', ',', 'é', '東', '🙂', '<|endoftext|>', 'll', 'RE', '  '];
+    const random = Array.from({ length: 300 }, () => Array.from({ length: 1 + Math.floor(rand() * 40) }, () => alphabet[Math.floor(rand() * alphabet.length)]).join(''));
+    for (const [model, enc] of Object.entries(encoders)) {
+      for (const text of [...fixed, ...random, ...fixed]) expect(countTokens(text, model)).toBe(enc.encode(text, 'all').length);
+    }
+  });
+
   it('estimates tokens with the real tokenizer of the model', () => {
     expect(countTokens('hello world', 'gpt-4o')).toBe(2);
     expect(countTokens('hello world', 'gpt-3.5-turbo')).toBe(2);

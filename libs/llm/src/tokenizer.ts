@@ -5,16 +5,84 @@ import type { LlmMessage } from '@th/contracts';
 interface Tiktoken {
   encode(text: string, allowedSpecial?: 'all'): number[];
 }
+interface Ranks {
+  pat_str: string;
+  special_tokens: Record<string, number>;
+}
 type TiktokenCtor = new (ranks: unknown) => Tiktoken;
 const load = createRequire(__filename);
-const ranks = (name: string): unknown => {
-  const m = load(`js-tiktoken/ranks/${name}`) as { default?: unknown };
+const ranks = (name: string): Ranks => {
+  const m = load(`js-tiktoken/ranks/${name}`) as { default?: Ranks } & Ranks;
   return m.default ?? m;
 };
 const { Tiktoken } = load('js-tiktoken/lite') as { Tiktoken: TiktokenCtor };
 
-let cl100kEnc: Tiktoken | null = null;
-let o200kEnc: Tiktoken | null = null;
+/** Pieces whose token count is remembered, per encoding; the memo starts over when it is full. */
+const PIECE_MEMO_ENTRIES = 50_000;
+
+/**
+ * Counts tokens exactly as the encoder's encode(text, 'all') would, memoizing the count of each
+ * pre-tokenized piece. The encoder splits the text at special tokens, splits each stretch between them
+ * with its pattern, and byte-pair encodes every piece on its own; so the count is the number of special
+ * tokens plus the sum over pieces, and a piece seen before (words repeat) costs one map lookup instead
+ * of a byte-pair merge. A piece the pattern would split differently when encoded alone is not
+ * memoized: the whole text is then counted by the encoder itself.
+ */
+class TokenCounter {
+  private readonly enc: Tiktoken;
+  /** Pieces of a stretch (matchAll only: it copies the expression, so lastIndex stays 0). */
+  private readonly piece: RegExp;
+  /** The first piece of a string, for the check that a piece encodes alone as itself. */
+  private readonly first: RegExp;
+  private readonly special: RegExp | null;
+  private readonly memo = new Map<string, number>();
+
+  constructor(r: Ranks) {
+    this.enc = new Tiktoken(r);
+    this.piece = new RegExp(r.pat_str, 'ug');
+    this.first = new RegExp(r.pat_str, 'u');
+    const specials = Object.keys(r.special_tokens).map((t) => t.replace(/[\\^$.*+?()[\]{}|]/g, '\\$&'));
+    this.special = specials.length > 0 ? new RegExp(specials.join('|'), 'g') : null;
+  }
+
+  count(text: string): number {
+    let total = 0;
+    let start = 0;
+    if (this.special) {
+      this.special.lastIndex = 0;
+      for (let m = this.special.exec(text); m !== null; m = this.special.exec(text)) {
+        const n = this.stretch(text.slice(start, m.index));
+        if (n < 0) return this.enc.encode(text, 'all').length;
+        total += n + 1;
+        start = m.index + m[0].length;
+      }
+    }
+    const n = this.stretch(start === 0 ? text : text.slice(start));
+    return n < 0 ? this.enc.encode(text, 'all').length : total + n;
+  }
+
+  /** Tokens of a stretch without special tokens, or -1 when a piece cannot be counted on its own. */
+  private stretch(s: string): number {
+    let total = 0;
+    for (const m of s.matchAll(this.piece)) {
+      const p = m[0];
+      let n = this.memo.get(p);
+      if (n === undefined) {
+        // Encoded alone, the piece must be one piece again for its count to be the count in context.
+        const alone = this.first.exec(p);
+        if (alone === null || alone[0] !== p) return -1;
+        n = this.enc.encode(p, 'all').length;
+        if (this.memo.size >= PIECE_MEMO_ENTRIES) this.memo.clear();
+        this.memo.set(p, n);
+      }
+      total += n;
+    }
+    return total;
+  }
+}
+
+let cl100k: TokenCounter | null = null;
+let o200k: TokenCounter | null = null;
 
 /** OpenAI's encoding for the model; o200k_base for current models and as the default for others. */
 export function encodingFor(model: string | null): 'cl100k_base' | 'o200k_base' {
@@ -23,14 +91,14 @@ export function encodingFor(model: string | null): 'cl100k_base' | 'o200k_base' 
   return 'o200k_base';
 }
 
-function encoder(name: 'cl100k_base' | 'o200k_base'): Tiktoken {
-  if (name === 'cl100k_base') return (cl100kEnc ??= new Tiktoken(ranks('cl100k_base')));
-  return (o200kEnc ??= new Tiktoken(ranks('o200k_base')));
+function counter(name: 'cl100k_base' | 'o200k_base'): TokenCounter {
+  if (name === 'cl100k_base') return (cl100k ??= new TokenCounter(ranks('cl100k_base')));
+  return (o200k ??= new TokenCounter(ranks('o200k_base')));
 }
 
 export function countTokens(text: string, model: string | null): number {
   if (text === '') return 0;
-  return encoder(encodingFor(model)).encode(text, 'all').length;
+  return counter(encodingFor(model)).count(text);
 }
 
 function itemText(item: Record<string, unknown>): string {
