@@ -1,6 +1,7 @@
 import { Readable } from 'node:stream';
 import { createClient, type ClickHouseClient } from '@clickhouse/client';
 import { migrateClickHouse } from './migrator';
+import { inlineParams } from './inline-params';
 
 export type QueryParams = Record<string, unknown>;
 
@@ -53,9 +54,11 @@ export class ClickHouse {
   }
 
   async query<T>(sql: string, params: QueryParams = {}, settings: Record<string, string | number> = {}): Promise<T[]> {
+    // In process, parameters go in as typed literals: chDB would run parameterized queries one at a time.
+    const inline = this.raw !== null;
     const rs = await this.client.query({
-      query: sql,
-      query_params: params,
+      query: inline ? inlineParams(sql, params) : sql,
+      query_params: inline ? {} : params,
       format: 'JSONEachRow',
       clickhouse_settings: { date_time_output_format: 'iso', output_format_json_quote_64bit_integers: 0, ...settings },
     });
@@ -63,7 +66,8 @@ export class ClickHouse {
   }
 
   async command(sql: string, params: QueryParams = {}, settings: Record<string, string | number> = {}): Promise<void> {
-    await this.client.command({ query: sql, query_params: params, clickhouse_settings: settings });
+    const inline = this.raw !== null;
+    await this.client.command({ query: inline ? inlineParams(sql, params) : sql, query_params: inline ? {} : params, clickhouse_settings: settings });
   }
 
   /** Inserts a pre-serialized JSONEachRow body: the engine parses it, not Node. */
