@@ -7,7 +7,7 @@ const { ensureDeps, build, root } = require('./ensure-deps');
 
 ensureDeps();
 build();
-const child = spawn(process.execPath, [path.join(root, 'scripts', 'run.js'), 'standalone', ...process.argv.slice(2)], {
+const child = spawn(process.execPath, [...require('./node-flags'), path.join(root, 'scripts', 'run.js'), 'standalone', ...process.argv.slice(2)], {
   cwd: root,
   stdio: 'inherit',
 });

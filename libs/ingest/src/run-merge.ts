@@ -35,7 +35,7 @@ export interface MergedRun {
   storedKeys: string[];
   version: number;
   /**
-   * The row text (a JSON string literal of the JSON text) of JSON fields as last written, so a field a
+   * The row text of JSON fields as last written (see rowJsonField in run-row.ts), so a field a
    * later event leaves alone is not serialized again; mergeEvent drops a field's text when it changes.
    */
   text?: Partial<Record<FieldName, string>>;

@@ -10,16 +10,18 @@ describe('run row text kept between writes', () => {
   it('a field an event changes is serialized again; an untouched one keeps its text', () => {
     const run = emptyRun(T, ID);
     mergeEvent(run, ev('post', { name: 'n', run_type: 'chain', start_time: '2026-11-22T04:04:29.623001Z', inputs: { q: 'a"b' }, outputs: { v: 1 } }));
-    const first = JSON.parse(runRowJson(run, 1, '2026-11-22T04:04:29.623001Z').line) as Record<string, string>;
-    expect(JSON.parse(first.inputs)).toEqual({ q: 'a"b' });
-    expect(JSON.parse(first.outputs)).toEqual({ v: 1 });
-    expect(run.text?.inputs).toBe(JSON.stringify(JSON.stringify({ q: 'a"b' })));
+    // Objects go into the row as their JSON text (read into the String column as text, RUN_ROW_INSERT_SETTINGS).
+    const first = JSON.parse(runRowJson(run, 1, '2026-11-22T04:04:29.623001Z').line) as Record<string, unknown>;
+    expect(first.inputs).toEqual({ q: 'a"b' });
+    expect(first.outputs).toEqual({ v: 1 });
+    expect(first.events).toBe('');
+    expect(run.text?.inputs).toBe(JSON.stringify({ q: 'a"b' }));
 
     mergeEvent(run, ev('patch', { outputs: { v: 2 }, end_time: '2026-11-22T04:04:30.000000Z' }));
     expect(run.text?.outputs).toBeUndefined();
-    const second = JSON.parse(runRowJson(run, 2, '2026-11-22T04:04:29.623001Z').line) as Record<string, string>;
-    expect(JSON.parse(second.outputs)).toEqual({ v: 2 });
-    expect(JSON.parse(second.inputs)).toEqual({ q: 'a"b' });
+    const second = JSON.parse(runRowJson(run, 2, '2026-11-22T04:04:29.623001Z').line) as Record<string, unknown>;
+    expect(second.outputs).toEqual({ v: 2 });
+    expect(second.inputs).toEqual({ q: 'a"b' });
     expect(second.status).toBe('success');
 
     // The same bytes as a run serialized from scratch.
@@ -27,6 +29,18 @@ describe('run row text kept between writes', () => {
     mergeEvent(fresh, ev('post', { name: 'n', run_type: 'chain', start_time: '2026-11-22T04:04:29.623001Z', inputs: { q: 'a"b' }, outputs: { v: 1 } }));
     mergeEvent(fresh, ev('patch', { outputs: { v: 2 }, end_time: '2026-11-22T04:04:30.000000Z' }));
     expect(runRowJson(fresh, 2, '2026-11-22T04:04:29.623001Z').line).toBe(runRowJson(run, 2, '2026-11-22T04:04:29.623001Z').line);
+  });
+});
+
+describe('run row fields that are not objects', () => {
+  it('keeps a string or number input as a JSON string literal of its JSON text', () => {
+    const run = emptyRun(T, ID);
+    mergeEvent(run, ev('post', { name: 'n', run_type: 'chain', start_time: '2026-11-22T04:04:29.623001Z', inputs: 'plain "text"' as never, outputs: 42 as never }));
+    const row = JSON.parse(runRowJson(run, 1, '2026-11-22T04:04:29.623001Z').line) as Record<string, unknown>;
+    expect(row.inputs).toBe(JSON.stringify('plain "text"'));
+    expect(row.outputs).toBe('42');
+    expect(row.llm).toBe('');
+    expect(row.merge_state).toEqual({ p: run.priority });
   });
 });
 

@@ -4,7 +4,7 @@ import { EventBus, type BusMessage, type Rejection } from '@th/bus';
 import { ClickHouse } from '@th/clickhouse';
 import { RunCache } from './run-cache';
 import { computeRun, emptyRun, mergeEvent, type ComputedRun, type MergedRun } from './run-merge';
-import { keyOf, locatorRowJson, runRowJson, STORED_RUN_COLUMNS, mergedFromRow, tombstoneRowJson, type StoredRunRow } from './run-row';
+import { keyOf, locatorRowJson, runRowJson, RUN_ROW_INSERT_SETTINGS, STORED_RUN_COLUMNS, mergedFromRow, tombstoneRowJson, type StoredRunRow } from './run-row';
 import { INGEST_OPTIONS, type IngestOptions } from './ingest.options';
 import { analyzeLlmRun } from '@th/llm';
 import { PriceMapRepository } from './price-map/price-map.repository';
@@ -95,7 +95,7 @@ export class RunWriterService implements OnApplicationBootstrap {
       if (attachmentLines.length > 0) await this.ch.insertJsonEachRow('run_attachments', Buffer.from(attachmentLines.join('\n')));
       // The locator first: a run row is never written without the locator row that finds it.
       if (locatorLines.length > 0) await this.ch.insertJsonEachRow('run_locator', Buffer.from(locatorLines.join('\n')));
-      if (runLines.length > 0) await this.ch.insertJsonEachRow('runs', Buffer.from(runLines.join('\n')));
+      if (runLines.length > 0) await this.ch.insertJsonEachRow('runs', Buffer.from(runLines.join('\n')), RUN_ROW_INSERT_SETTINGS);
     } catch (err) {
       // The cache already holds these versions: forget them, so the retry merges from what ClickHouse has.
       for (const m of merged) this.cache.delete(RunCache.key(m.run.tenant_id, m.run.id));

@@ -33,7 +33,10 @@ export async function startAppProcess(app: string, env: Record<string, string>, 
   const port = opts.port ?? (await freePort());
   const root = repoRoot();
   // TH_CHILD_NODE_ARGS lets a benchmark profile the services it starts (e.g. --cpu-prof).
-  const nodeArgs = (process.env.TH_CHILD_NODE_ARGS ?? '').split(' ').filter(Boolean);
+  // The flags every service starts with (scripts/node-flags.js, shared with npm start).
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  const serviceFlags = require(join(root, 'scripts', 'node-flags.js')) as string[];
+  const nodeArgs = [...serviceFlags, ...(process.env.TH_CHILD_NODE_ARGS ?? '').split(' ').filter(Boolean)];
   const child = spawn(process.execPath, [...nodeArgs, join(root, 'scripts', 'run.js'), app], {
     cwd: root,
     // Rate limits off unless the caller turns them on: the spec's production values (1 stats call per 10 s per key) would throttle tests and benchmarks.
