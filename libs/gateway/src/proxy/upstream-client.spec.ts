@@ -460,6 +460,19 @@ describe('UpstreamPool against raw TCP services', () => {
     await expect(send(pool, {})).rejects.toThrow(/ECONNREFUSED/);
   });
 
+  it('connects to an IPv6 literal and names it bracketed in Host', async () => {
+    const server = http.createServer((req, res) => {
+      res.writeHead(200, { 'content-length': Buffer.byteLength(req.headers.host!) });
+      res.end(req.headers.host);
+    });
+    servers.push(server);
+    await new Promise<void>((resolve) => server.listen(0, '::1', resolve));
+    const port = (server.address() as net.AddressInfo).port;
+    const pool = new UpstreamPool('[::1]', port);
+    pools.push(pool);
+    expect((await send(pool, {})).body.toString()).toBe(`[::1]:${port}`);
+  });
+
   it('close() ends the idle connections', async () => {
     const { pool } = await raw((s) => s.write('HTTP/1.1 200 OK\r\ncontent-length: 0\r\n\r\n'));
     await send(pool, {});

@@ -569,7 +569,9 @@ export class UpstreamPool {
 
   /** A new connection (the head written before it connects waits in the socket). */
   connect(): Connection {
-    const socket = net.connect({ host: this.hostname, port: this.port });
+    // An IPv6 literal comes bracketed from a URL: the brackets stay in the Host header only.
+    const host = this.hostname.startsWith('[') ? this.hostname.slice(1, -1) : this.hostname;
+    const socket = net.connect({ host, port: this.port });
     socket.setNoDelay(true);
     socket.setKeepAlive(true, 1_000);
     const conn = new Connection(this, socket);
