@@ -1,6 +1,7 @@
 import * as http from 'node:http';
 import { IDENTITY_HEADER, IdentitySigner, type IdentityResolver } from '@th/auth';
 import { DomainError, HTTP_STATUS } from '@th/platform';
+import { UpstreamPool, type UpstreamExchange, type UpstreamResponseHandler } from './upstream-client';
 
 export interface Upstreams {
   ingest: string;
@@ -61,8 +62,6 @@ export function isPublicRoute(method: string, path: string): boolean {
   return false;
 }
 
-/** Upstream connections: kept alive, the most recently used socket first (fewer idle sockets to expire). */
-const agent = new http.Agent({ keepAlive: true, maxSockets: 256, maxFreeSockets: 256, scheduling: 'lifo' });
 const HOP_HEADERS = new Set(['connection', 'keep-alive', 'proxy-connection', 'transfer-encoding', 'upgrade', 'host', IDENTITY_HEADER]);
 /**
  * Hop-by-hop headers, the identity header (only the gateway sets it) and the caller's credentials: the
@@ -71,6 +70,16 @@ const HOP_HEADERS = new Set(['connection', 'keep-alive', 'proxy-connection', 'tr
 const NOT_FORWARDED = new Set([...HOP_HEADERS, 'x-api-key', 'authorization']);
 /** Responses up to this size (by Content-Length) are read whole and sent with their headers in one write. */
 const BUFFERED_RESPONSE_BYTES = 64 * 1024;
+/** A request target node:http would send (it refuses anything else); the server's parser admits no other. */
+const VALID_PATH = /^[\u0021-\u00ff]+$/;
+/**
+ * Response headers of which node:http keeps the first when repeated (its IncomingMessage.headers rules);
+ * set-cookie lines stay separate; any other repeated header is joined with ", ".
+ */
+const SINGLE_VALUED = new Set([
+  'age', 'authorization', 'content-length', 'content-type', 'etag', 'expires', 'from', 'host', 'if-modified-since', 'if-unmodified-since',
+  'last-modified', 'location', 'max-forwards', 'proxy-authorization', 'referer', 'retry-after', 'server', 'user-agent',
+]);
 
 type ProxyRequest = http.IncomingMessage & { originalUrl?: string };
 type Next = (err?: unknown) => void;
@@ -80,86 +89,147 @@ export type ExtraHeaders = Record<string, string>;
 
 function sendJson(res: http.ServerResponse, status: number, body: unknown, extra?: ExtraHeaders): void {
   const json = JSON.stringify(body);
-  res.writeHead(status, { ...extra, 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(json) });
+  const headers: string[] = [];
+  if (extra !== undefined) for (const k in extra) headers.push(k, extra[k]);
+  headers.push('content-type', 'application/json; charset=utf-8', 'content-length', String(Buffer.byteLength(json)));
+  res.writeHead(status, headers);
   res.end(json);
 }
 
-interface Target {
-  hostname: string;
-  port: number;
-  /** The Host header the service gets (Node's own form: the port unless it is 80). */
-  host: string;
+/**
+ * The service's answer to one proxied request, relayed to the caller: a small answer with a
+ * Content-Length is read whole and written with its headers at once; any other streams as it comes,
+ * paced by the caller. The caller leaving drops the request to the service.
+ */
+class Relay implements UpstreamResponseHandler {
+  exchange: UpstreamExchange | null = null;
+  private status = 0;
+  private headers: string[] | null = null;
+  private chunks: Buffer[] | null = null;
+  private readonly onDrain = () => this.exchange?.resume();
+
+  constructor(
+    private readonly res: http.ServerResponse,
+    private readonly extra: ExtraHeaders | undefined,
+  ) {}
+
+  onHead(status: number, upstream: string[], bodyLength: number): void {
+    // A flat [name, value, ...] list: writeHead serializes it as given.
+    const out: string[] = [];
+    const extra = this.extra;
+    if (extra !== undefined) for (const k in extra) out.push(k, extra[k]);
+    const first = out.length;
+    for (let i = 0; i < upstream.length; i += 2) {
+      const name = upstream[i];
+      if (HOP_HEADERS.has(name)) continue;
+      let j = first;
+      while (j < out.length && out[j] !== name) j += 2;
+      if (j === out.length || name === 'set-cookie') out.push(name, upstream[i + 1]);
+      else if (!SINGLE_VALUED.has(name)) out[j + 1] += `, ${upstream[i + 1]}`;
+    }
+    if (bodyLength >= 0 && bodyLength <= BUFFERED_RESPONSE_BYTES) {
+      this.status = status;
+      this.headers = out;
+      this.chunks = [];
+      return;
+    }
+    if (!this.writeHead(status, out)) return;
+    this.res.on('drain', this.onDrain);
+  }
+
+  onData(chunk: Buffer): boolean {
+    if (this.chunks !== null) {
+      this.chunks.push(chunk);
+      return true;
+    }
+    return this.res.write(chunk);
+  }
+
+  onEnd(): void {
+    const res = this.res;
+    res.removeListener('close', this.onClose);
+    if (this.chunks === null) {
+      res.removeListener('drain', this.onDrain);
+      res.end();
+      return;
+    }
+    if (!this.writeHead(this.status, this.headers!)) return;
+    const chunks = this.chunks;
+    res.end(chunks.length === 1 ? chunks[0] : Buffer.concat(chunks));
+  }
+
+  onError(err: Error): void {
+    const res = this.res;
+    res.removeListener('close', this.onClose);
+    if (!res.headersSent) sendJson(res, 502, { detail: `Upstream unavailable: ${err.message}` }, this.extra);
+    else res.destroy();
+  }
+
+  /** The caller's connection closed before the answer ended: the service's answer is not wanted. */
+  readonly onClose = () => this.exchange?.abort();
+
+  /** writeHead, or 502 when the service's headers are not valid to send on. */
+  private writeHead(status: number, headers: string[]): boolean {
+    try {
+      this.res.writeHead(status, headers);
+      return true;
+    } catch (err) {
+      this.exchange?.abort();
+      if (!this.res.headersSent) sendJson(this.res, 502, { detail: `Upstream unavailable: invalid response (${(err as Error).message})` }, this.extra);
+      return false;
+    }
+  }
 }
 
-function targetOf(cache: Map<string, Target>, base: string): Target {
-  let t = cache.get(base);
-  if (!t) {
+function poolOf(pools: Map<string, UpstreamPool>, base: string): UpstreamPool {
+  let pool = pools.get(base);
+  if (!pool) {
     const u = new URL(base);
     if (u.protocol !== 'http:') throw new Error(`upstream ${base}: only http:// upstreams are supported`);
-    const port = Number(u.port || 80);
-    t = { hostname: u.hostname, port, host: port === 80 ? u.hostname : `${u.hostname}:${port}` };
-    cache.set(base, t);
+    pool = new UpstreamPool(u.hostname, Number(u.port || 80));
+    pools.set(base, pool);
   }
-  return t;
+  return pool;
 }
 
 /**
  * The cluster gateway: authenticates, signs the caller's identity for the service, and streams the
- * request (still compressed, still chunked) to the service that owns the route. Works on plain Node
- * requests and responses, so it can serve as Express middleware or straight from the HTTP server.
- * The signed identity header is reused per resolved identity for `signatureReuseMs` (default 30 s,
- * well inside the 5-minute token age). `extra` headers (the rate limiter's) go on whatever the caller
- * gets: the service's answer or the gateway's own.
+ * request (still compressed, still chunked) to the service that owns the route over pooled keep-alive
+ * connections (UpstreamPool). Works on plain Node requests and responses, so it can serve as Express
+ * middleware or straight from the HTTP server. The signed identity header is reused per resolved
+ * identity for `signatureReuseMs` (default 30 s, well inside the 5-minute token age). `extra` headers
+ * (the rate limiter's) go on whatever the caller gets: the service's answer or the gateway's own.
  */
 export function gatewayProxy(opts: { upstreams: Upstreams; resolver: IdentityResolver; signingKey: string; maxBodyBytes: number; signatureReuseMs?: number }) {
   const signer = new IdentitySigner(opts.signingKey, opts.signatureReuseMs ?? 30_000);
-  const targets = new Map<string, Target>();
+  const pools = new Map<string, UpstreamPool>();
 
   const forward = (req: ProxyRequest, res: http.ServerResponse, base: string, url: string, identityToken: string | null, extra: ExtraHeaders | undefined) => {
-    // Headers as a flat [name, value, ...] list: Node writes them as given, with no per-header bookkeeping
-    // (an object would be copied header by header into the request's own map, then serialized).
-    const { hostname, port, host } = targetOf(targets, base);
-    const headers: (string | string[])[] = ['host', host];
+    if (!VALID_PATH.test(url)) {
+      sendJson(res, 400, { detail: 'Invalid request target' }, extra);
+      req.resume();
+      return;
+    }
+    const pool = poolOf(pools, base);
+    // The forwarded headers as the head's lines (latin1, as node:http parsed them).
+    let lines = '';
     const inbound = req.headers;
     for (const k in inbound) {
       if (NOT_FORWARDED.has(k)) continue;
       const v = inbound[k];
-      if (v !== undefined) headers.push(k, v);
+      if (v === undefined) continue;
+      if (typeof v === 'string') lines += `${k}: ${v}\r\n`;
+      else for (const one of v) lines += `${k}: ${one}\r\n`;
     }
-    if (identityToken !== null) headers.push(IDENTITY_HEADER, identityToken);
+    if (identityToken !== null) lines += `${IDENTITY_HEADER}: ${identityToken}\r\n`;
     // The public base URL the caller used (the control plane builds upload URLs from it).
-    if (inbound['x-forwarded-host'] === undefined && inbound.host !== undefined) headers.push('x-forwarded-host', inbound.host);
-    const chunked = inbound['transfer-encoding'] !== undefined;
-    if (chunked) headers.push('transfer-encoding', 'chunked');
-    const upstream = http.request({ hostname, port, path: url, method: req.method, headers: headers as unknown as http.OutgoingHttpHeaders, agent }, (up) => {
-      // The answer's headers in one object, so writeHead serializes them at once.
-      const out: http.OutgoingHttpHeaders = extra === undefined ? {} : { ...extra };
-      const upHeaders = up.headers;
-      for (const k in upHeaders) if (!HOP_HEADERS.has(k)) out[k] = upHeaders[k];
-      const status = up.statusCode ?? 502;
-      const length = Number(upHeaders['content-length']);
-      if (upHeaders['transfer-encoding'] === undefined && length >= 0 && length <= BUFFERED_RESPONSE_BYTES) {
-        const chunks: Buffer[] = [];
-        up.on('data', (c: Buffer) => chunks.push(c));
-        up.on('end', () => {
-          res.writeHead(status, out);
-          res.end(chunks.length === 1 ? chunks[0] : Buffer.concat(chunks));
-        });
-        up.on('error', () => res.destroy());
-        return;
-      }
-      res.writeHead(status, out);
-      up.pipe(res);
-    });
-    upstream.on('error', (err) => {
-      if (!res.headersSent) sendJson(res, 502, { detail: `Upstream unavailable: ${err.message}` }, extra);
-      else res.destroy();
-    });
+    if (inbound['x-forwarded-host'] === undefined && inbound.host !== undefined) lines += `x-forwarded-host: ${inbound.host}\r\n`;
     const length = inbound['content-length'];
-    if (!chunked && (length === undefined || length === '0')) {
-      upstream.end();
-      req.resume();
-    } else req.pipe(upstream);
+    const bodyKind = inbound['transfer-encoding'] !== undefined ? 'chunked' : length === undefined || length === '0' ? 'none' : 'length';
+    const relay = new Relay(res, extra);
+    res.on('close', relay.onClose);
+    relay.exchange = pool.request({ method: req.method ?? 'GET', path: url, headerLines: lines, bodyKind, body: bodyKind === 'none' ? null : req }, relay);
+    if (bodyKind === 'none') req.resume();
   };
 
   return (req: ProxyRequest, res: http.ServerResponse, next: Next, extra?: ExtraHeaders): void => {
