@@ -7,6 +7,7 @@ import { ClickHouse, migrateClickHouse } from '@th/clickhouse';
 import { TOPICS, type RunEvent, type TopicPayload } from '@th/contracts';
 import { PriceMapRepository } from './price-map/price-map.repository';
 import { RunWriterService } from './run-writer.service';
+import { RunCache } from './run-cache';
 
 /** The run writer on the real engine (chDB): what it acknowledges is in ClickHouse, retries included. */
 describe('run writer on ClickHouse (chDB)', () => {
@@ -70,5 +71,65 @@ describe('run writer on ClickHouse (chDB)', () => {
     // the bus delivers the same batch again
     await writer.handle(batch);
     expect(await stored(id)).toEqual([{ id, status: 'success' }]);
+  });
+
+  it('a finished run leaves the memory once written; a late event merges with what ClickHouse holds', async () => {
+    const id = randomUUID();
+    const end: RunEvent = { ...post(id), op: 'patch', fields: { end_time: '2026-11-20T10:00:01.000Z', outputs: { a: 1 } } };
+    await writer.handle([message(post(id), 10), message(end, 11)]);
+    const memory = (writer as unknown as { cache: RunCache }).cache;
+    expect(memory.get(RunCache.key(tenant, id))).toBeUndefined();
+    // a run still in progress stays in memory
+    const open = randomUUID();
+    await writer.handle([message(post(open), 13)]);
+    expect(memory.get(RunCache.key(tenant, open))?.fields.inputs).toEqual({ q: 1 });
+    // a later correction of the outputs, in a batch of its own
+    const late: RunEvent = { ...post(id), op: 'patch', fields: { outputs: { a: 2 }, extra: { metadata: { late: true } } } };
+    await writer.handle([message(late, 12)]);
+    const rows = await ch.query<{ status: string; inputs: string; outputs: string; extra: string }>(
+      'SELECT status, inputs, outputs, extra FROM runs FINAL WHERE tenant_id = {t:UUID} AND id = {id:UUID}',
+      { t: tenant, id },
+    );
+    expect(rows).toHaveLength(1);
+    expect(rows[0].status).toBe('success');
+    expect(JSON.parse(rows[0].inputs)).toEqual({ q: 1 });
+    expect(JSON.parse(rows[0].outputs)).toEqual({ a: 2 });
+    expect(JSON.parse(rows[0].extra)).toEqual({ metadata: { late: true } });
+  });
+
+  it('a batch whose lookup is slow still merges into a finished run another batch wrote and forgot meanwhile', async () => {
+    // Batch A (the POST) looks its run up; the lookup is held back until batch B (the PATCH that finishes
+    // the run) has merged, written and released its runs. A must then merge into B's state, not into the
+    // empty state its lookup read, or its newer row would lose the PATCH.
+    const id = randomUUID();
+    let release!: () => void;
+    const gate = new Promise<void>((r) => (release = r));
+    let held = false;
+    const slow = Object.create(ch) as ClickHouse;
+    slow.query = async <T>(sql: string, params?: Record<string, unknown>, settings?: Record<string, string | number>): Promise<T[]> => {
+      const ids = params?.ids as string[] | undefined;
+      const answer = ch.query<T>(sql, params, settings); // read now: this is the state A's lookup sees
+      if (!held && ids?.includes(id)) {
+        held = true;
+        await gate;
+      }
+      return answer;
+    };
+    const options = { writer: false, writerMaxBatch: 1000, writerCacheEntries: 10_000, writerParallelBacklog: 2000, maxBodyBytes: 1 << 20, batchSizeLimit: 100 };
+    const racing = new RunWriterService(bus, slow, options, new PriceMapRepository(ch));
+    const end: RunEvent = { ...post(id), op: 'patch', fields: { end_time: '2026-11-20T10:00:01.000Z', outputs: { a: 1 } } };
+    const a = racing.handle([message(post(id), 20)]);
+    while (!held) await new Promise((r) => setImmediate(r));
+    await racing.handle([message(end, 21)]);
+    release();
+    await a;
+    const rows = await ch.query<{ status: string; inputs: string; outputs: string }>(
+      'SELECT status, inputs, outputs FROM runs FINAL WHERE tenant_id = {t:UUID} AND id = {id:UUID}',
+      { t: tenant, id },
+    );
+    expect(rows).toHaveLength(1);
+    expect(rows[0].status).toBe('success');
+    expect(JSON.parse(rows[0].inputs)).toEqual({ q: 1 });
+    expect(JSON.parse(rows[0].outputs)).toEqual({ a: 1 });
   });
 });

@@ -27,6 +27,10 @@ export class RunWriterService implements OnApplicationBootstrap {
   private readonly logger = new Logger('run-writer');
   private readonly cache: RunCache;
   private mergeLock: Promise<unknown> = Promise.resolve();
+  /** Batches between the start of their lookups and the end of their merge. */
+  private openWindows = 0;
+  /** Finished runs written since the last release, to forget when no batch is in that window. */
+  private readonly finished: { key: string; run: MergedRun }[] = [];
 
   constructor(
     private readonly bus: EventBus,
@@ -69,8 +73,16 @@ export class RunWriterService implements OnApplicationBootstrap {
     // Price maps of the batch's LLM runs are read alongside the lookups, not after them.
     const prices = llmTenants.size > 0 ? this.prices.listForTenants([...llmTenants]) : null;
     prices?.catch(() => undefined); // awaited (and its failure thrown) in deriveLlm
-    const looked = await this.loadStates([...byRun.keys()].filter((k) => !this.cache.get(k)));
-    const merged = await this.serialized(async () => this.merge(byRun, looked, rejected));
+    // From here until its merge, this batch relies on the cache for every run it did not look up.
+    this.openWindows++;
+    let merged: Awaited<ReturnType<RunWriterService['merge']>>;
+    try {
+      const looked = await this.loadStates([...byRun.keys()].filter((k) => !this.cache.get(k)));
+      merged = await this.serialized(async () => this.merge(byRun, looked, rejected));
+    } finally {
+      this.openWindows--;
+      this.releaseFinished();
+    }
     const llm = await this.deriveLlm(merged, prices, llmTenants);
     const runLines: string[] = [];
     const locatorLines: string[] = [];
@@ -101,6 +113,10 @@ export class RunWriterService implements OnApplicationBootstrap {
       for (const m of merged) this.cache.delete(RunCache.key(m.run.tenant_id, m.run.id));
       throw err;
     }
+    // A finished run is seldom written again: once its row is in ClickHouse it may leave the cache (a
+    // late event reads it back), so the cache holds the runs still in progress and the heap stays small.
+    for (const m of merged) if (m.computed.status !== 'pending') this.finished.push({ key: RunCache.key(m.run.tenant_id, m.run.id), run: m.run });
+    this.releaseFinished();
     return { rejected };
   }
 
@@ -137,6 +153,23 @@ export class RunWriterService implements OnApplicationBootstrap {
       }
     }
     return out;
+  }
+
+  /**
+   * Forgets the finished runs whose rows have landed, but only while no batch is between its lookups and
+   * its merge: such a batch did not look up the runs it found in the cache, and must still find them
+   * there when it merges (else it would merge an event into the older state its lookup never read, and
+   * overwrite the newer row). Lookups that start afterwards read the landed rows. A run a later batch
+   * has replaced meanwhile stays (that batch's write is still to land).
+   */
+  private releaseFinished(): void {
+    if (this.openWindows > 0) {
+      // Under unbroken overlapping load: keep the newest candidates only (the others simply stay cached).
+      if (this.finished.length > 4 * this.options.writerCacheEntries) this.finished.splice(0, this.finished.length - this.options.writerCacheEntries);
+      return;
+    }
+    for (const f of this.finished) if (this.cache.get(f.key) === f.run) this.cache.delete(f.key);
+    this.finished.length = 0;
   }
 
   private serialized<T>(fn: () => Promise<T>): Promise<T> {
