@@ -170,8 +170,10 @@ async function once(target: Target, args: Args, round_: number): Promise<Record<
         lagChecks.push(
           (async () => {
             for (let i = 0; i < 3000; i++) {
-              const r = await fetch(`${target.url}/runs/query`, { method: 'POST', headers, body: JSON.stringify({ id: [probe], select: ['status'] }) });
-              const body = (await r.json()) as { runs: { status: string }[] };
+              // A probe's keep-alive connection may be closed by the server while idle between rounds: try again.
+              const body = await fetch(`${target.url}/runs/query`, { method: 'POST', headers, body: JSON.stringify({ id: [probe], select: ['status'] }) })
+                .then((r) => r.json() as Promise<{ runs: { status: string }[] }>)
+                .catch(() => ({ runs: [] }));
               if (body.runs[0]?.status === 'success') {
                 lags.push(performance.now() - ackAt);
                 return;
