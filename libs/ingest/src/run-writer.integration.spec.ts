@@ -17,12 +17,12 @@ describe('run writer on ClickHouse (chDB)', () => {
   let writer: RunWriterService;
   const tenant = randomUUID();
   const session = randomUUID();
+  const options = { writer: false, writerMaxBatch: 1000, writerCacheEntries: 10_000, writerParallelBacklog: 2000, maxBodyBytes: 1 << 20, batchSizeLimit: 100 };
 
   beforeAll(async () => {
     ch = ClickHouse.connect({ kind: 'embedded', path: dir });
     await migrateClickHouse(ch);
     bus = new InProcessBus();
-    const options = { writer: false, writerMaxBatch: 1000, writerCacheEntries: 10_000, writerParallelBacklog: 2000, maxBodyBytes: 1 << 20, batchSizeLimit: 100 };
     writer = new RunWriterService(bus, ch, options, new PriceMapRepository(ch));
   });
   afterAll(async () => {
@@ -115,7 +115,6 @@ describe('run writer on ClickHouse (chDB)', () => {
       }
       return answer;
     };
-    const options = { writer: false, writerMaxBatch: 1000, writerCacheEntries: 10_000, writerParallelBacklog: 2000, maxBodyBytes: 1 << 20, batchSizeLimit: 100 };
     const racing = new RunWriterService(bus, slow, options, new PriceMapRepository(ch));
     const end: RunEvent = { ...post(id), op: 'patch', fields: { end_time: '2026-11-20T10:00:01.000Z', outputs: { a: 1 } } };
     const a = racing.handle([message(post(id), 20)]);

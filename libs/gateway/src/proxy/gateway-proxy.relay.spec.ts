@@ -5,6 +5,7 @@ import type { Request } from 'express';
 import { IDENTITY_HEADER, verifyIdentity } from '@th/auth';
 import type { Identity } from '@th/contracts';
 import { gatewayProxy, type ExtraHeaders } from './gateway-proxy';
+import { uploadDigest } from './upload-digest.testing';
 
 /**
  * The proxy hop end to end on real local servers: a caller (node:http client) -> the gateway's HTTP
@@ -163,19 +164,7 @@ describe('gateway proxy relay', () => {
     else expect(r.headers['transfer-encoding']).toBe('chunked');
   });
 
-  routes.set('/runs/upload', (req, res) => {
-    const hash = createHash('sha256');
-    let n = 0;
-    req.on('data', (c: Buffer) => {
-      hash.update(c);
-      n += c.length;
-    });
-    req.on('end', () => {
-      const body = JSON.stringify({ n, sha: hash.digest('hex'), te: req.headers['transfer-encoding'] ?? null, cl: req.headers['content-length'] ?? null });
-      res.writeHead(202, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) });
-      res.end(body);
-    });
-  });
+  routes.set('/runs/upload', uploadDigest(202));
 
   it.each([
     ['Content-Length', true],

@@ -3,6 +3,7 @@ import * as http from 'node:http';
 import * as net from 'node:net';
 import { PassThrough } from 'node:stream';
 import { UpstreamPool, type UpstreamRequest, type UpstreamResponseHandler } from './upstream-client';
+import { uploadDigest } from './upload-digest.testing';
 
 /** What a handler saw of one exchange. */
 interface Answer {
@@ -184,19 +185,7 @@ describe('UpstreamPool against node:http servers', () => {
     expect(a.body.toString()).toBe('event: one\ndata: 1\n\nevent: two\ndata: 2\n\n');
   });
 
-  routes.set('/upload', (req, res) => {
-    const hash = createHash('sha256');
-    let n = 0;
-    req.on('data', (c: Buffer) => {
-      hash.update(c);
-      n += c.length;
-    });
-    req.on('end', () => {
-      const body = JSON.stringify({ n, sha: hash.digest('hex'), te: req.headers['transfer-encoding'] ?? null, cl: req.headers['content-length'] ?? null });
-      res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) });
-      res.end(body);
-    });
-  });
+  routes.set('/upload', uploadDigest(200));
 
   it('streams a Content-Length request body as is', async () => {
     const payload = randomBytes(3 * 1024 * 1024 + 5);
