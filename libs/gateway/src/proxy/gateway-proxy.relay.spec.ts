@@ -5,7 +5,7 @@ import type { Request } from 'express';
 import { IDENTITY_HEADER, verifyIdentity } from '@th/auth';
 import type { Identity } from '@th/contracts';
 import { gatewayProxy, type ExtraHeaders } from './gateway-proxy';
-import { uploadDigest } from './upload-digest.testing';
+import { closeServer, listen, uploadDigest } from './proxy.testing';
 
 /**
  * The proxy hop end to end on real local servers: a caller (node:http client) -> the gateway's HTTP
@@ -26,15 +26,6 @@ const EXTRA: ExtraHeaders = { 'RateLimit-Limit': '100', 'RateLimit-Remaining': '
 /** A resolver with one valid key (the gateway's IdentityService reads the database; the proxy only needs the interface). */
 const resolver = { resolve: async (req: Request) => (req.headers['x-api-key'] === 'good-key' ? IDENTITY : null) };
 
-async function listen(server: http.Server | net.Server): Promise<number> {
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  return (server.address() as net.AddressInfo).port;
-}
-const closeServer = (server: http.Server | net.Server) =>
-  new Promise<void>((resolve) => {
-    if (server instanceof http.Server) server.closeAllConnections();
-    server.close(() => resolve());
-  });
 
 interface Reply {
   status: number;

@@ -3,7 +3,7 @@ import * as http from 'node:http';
 import * as net from 'node:net';
 import { PassThrough } from 'node:stream';
 import { UpstreamPool, type UpstreamRequest, type UpstreamResponseHandler } from './upstream-client';
-import { uploadDigest } from './upload-digest.testing';
+import { closeServer, listen, uploadDigest } from './proxy.testing';
 
 /** What a handler saw of one exchange. */
 interface Answer {
@@ -51,16 +51,6 @@ function send(pool: UpstreamPool, req: Partial<UpstreamRequest>, opts: { pauseEv
   });
 }
 
-async function listen(server: http.Server | net.Server): Promise<number> {
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  return (server.address() as net.AddressInfo).port;
-}
-
-const closeServer = (server: http.Server | net.Server) =>
-  new Promise<void>((resolve) => {
-    if (server instanceof http.Server) server.closeAllConnections();
-    server.close(() => resolve());
-  });
 
 const sha = (b: Buffer) => createHash('sha256').update(b).digest('hex');
 

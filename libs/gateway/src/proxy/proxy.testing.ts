@@ -1,5 +1,8 @@
 import { createHash } from 'node:crypto';
-import type * as http from 'node:http';
+import * as http from 'node:http';
+import type * as net from 'node:net';
+
+/** Test helpers of the proxy specs. */
 
 /**
  * Test route of the proxy specs: answers `status` with what arrived of the request body (its length and
@@ -20,3 +23,16 @@ export function uploadDigest(status: number): (req: http.IncomingMessage, res: h
     });
   };
 }
+
+/** Listens on a free loopback port; resolves with the port. */
+export async function listen(server: http.Server | net.Server): Promise<number> {
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return (server.address() as net.AddressInfo).port;
+}
+
+/** Closes the server, dropping its kept-alive connections. */
+export const closeServer = (server: http.Server | net.Server) =>
+  new Promise<void>((resolve) => {
+    if (server instanceof http.Server) server.closeAllConnections();
+    server.close(() => resolve());
+  });
