@@ -131,4 +131,36 @@ describe('run writer on ClickHouse (chDB)', () => {
     expect(JSON.parse(rows[0].inputs)).toEqual({ q: 1 });
     expect(JSON.parse(rows[0].outputs)).toEqual({ a: 1 });
   });
+
+  it('a run pushed out of the bounded cache during a batch\'s lookups is read back before that batch merges it', async () => {
+    // A cache of two runs. X is cached (in progress); batch B (X's finishing PATCH and a new run Y) finds X
+    // in the cache and looks up only Y, which is held back; meanwhile batch A caches two other runs and
+    // pushes X out. B must merge X's PATCH into X's stored row, not into an empty run.
+    const [x, y, p, q] = [randomUUID(), randomUUID(), randomUUID(), randomUUID()];
+    let release!: () => void;
+    const gate = new Promise<void>((r) => (release = r));
+    let held = false;
+    const slow = Object.create(ch) as ClickHouse;
+    slow.query = async <T>(sql: string, params?: Record<string, unknown>, settings?: Record<string, string | number>): Promise<T[]> => {
+      const answer = ch.query<T>(sql, params, settings);
+      if (!held && (params?.ids as string[] | undefined)?.includes(y)) {
+        held = true;
+        await gate;
+      }
+      return answer;
+    };
+    const small = new RunWriterService(bus, slow, { ...options, writerCacheEntries: 2 }, new PriceMapRepository(ch));
+    await small.handle([message(post(x), 30)]);
+    const end: RunEvent = { ...post(x), op: 'patch', fields: { end_time: '2026-11-20T10:00:01.000Z', outputs: { a: 3 } } };
+    const b = small.handle([message(end, 31), message(post(y), 32)]);
+    while (!held) await new Promise((r) => setImmediate(r));
+    await small.handle([message(post(p), 33), message(post(q), 34)]);
+    release();
+    await b;
+    const rows = await ch.query<{ status: string; name: string; inputs: string; outputs: string }>(
+      'SELECT status, name, inputs, outputs FROM runs FINAL WHERE tenant_id = {t:UUID} AND id = {id:UUID}',
+      { t: tenant, id: x },
+    );
+    expect(rows).toEqual([{ status: 'success', name: 'root', inputs: '{"q":1}', outputs: '{"a":3}' }]);
+  });
 });

@@ -77,8 +77,16 @@ export class RunWriterService implements OnApplicationBootstrap {
     this.openWindows++;
     let merged: Awaited<ReturnType<RunWriterService['merge']>>;
     try {
-      const looked = await this.loadStates([...byRun.keys()].filter((k) => !this.cache.get(k)));
-      merged = await this.serialized(async () => this.merge(byRun, looked, rejected));
+      const requested = [...byRun.keys()].filter((k) => !this.cache.get(k));
+      const looked = await this.loadStates(requested);
+      merged = await this.serialized(async () => {
+        // A run found in the cache above may have been pushed out since (the cache is bounded): read it
+        // now, inside the merge lock, rather than merge into an empty state and overwrite its stored row.
+        const asked = new Set(requested);
+        const pushedOut = [...byRun.keys()].filter((k) => !asked.has(k) && !this.cache.get(k));
+        if (pushedOut.length > 0) for (const [k, run] of await this.loadStates(pushedOut)) looked.set(k, run);
+        return this.merge(byRun, looked, rejected);
+      });
     } finally {
       this.openWindows--;
       this.releaseFinished();
