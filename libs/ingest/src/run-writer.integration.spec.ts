@@ -53,6 +53,26 @@ describe('run writer on ClickHouse (chDB)', () => {
     };
   };
 
+  /** The engine, but the first lookup whose ids include `id` answers only after release() (it reads at once). */
+  const holdingLookupOf = (id: string) => {
+    let release!: () => void;
+    const gate = new Promise<void>((r) => (release = r));
+    let held = false;
+    const slow = Object.create(ch) as ClickHouse;
+    slow.query = async <T>(sql: string, params?: Record<string, unknown>, settings?: Record<string, string | number>): Promise<T[]> => {
+      const answer = ch.query<T>(sql, params, settings); // read now: the state this lookup sees
+      if (!held && (params?.ids as string[] | undefined)?.includes(id)) {
+        held = true;
+        await gate;
+      }
+      return answer;
+    };
+    const isHeld = async () => {
+      while (!held) await new Promise((r) => setImmediate(r));
+    };
+    return { ch: slow, isHeld, release: () => release() };
+  };
+
   const stored = (id: string) =>
     ch.query<{ id: string; status: string }>('SELECT id, status FROM runs FINAL WHERE tenant_id = {t:UUID} AND id = {id:UUID}', { t: tenant, id });
 
@@ -102,25 +122,13 @@ describe('run writer on ClickHouse (chDB)', () => {
     // the run) has merged, written and released its runs. A must then merge into B's state, not into the
     // empty state its lookup read, or its newer row would lose the PATCH.
     const id = randomUUID();
-    let release!: () => void;
-    const gate = new Promise<void>((r) => (release = r));
-    let held = false;
-    const slow = Object.create(ch) as ClickHouse;
-    slow.query = async <T>(sql: string, params?: Record<string, unknown>, settings?: Record<string, string | number>): Promise<T[]> => {
-      const ids = params?.ids as string[] | undefined;
-      const answer = ch.query<T>(sql, params, settings); // read now: this is the state A's lookup sees
-      if (!held && ids?.includes(id)) {
-        held = true;
-        await gate;
-      }
-      return answer;
-    };
-    const racing = new RunWriterService(bus, slow, options, new PriceMapRepository(ch));
+    const hold = holdingLookupOf(id);
+    const racing = new RunWriterService(bus, hold.ch, options, new PriceMapRepository(ch));
     const end: RunEvent = { ...post(id), op: 'patch', fields: { end_time: '2026-11-20T10:00:01.000Z', outputs: { a: 1 } } };
     const a = racing.handle([message(post(id), 20)]);
-    while (!held) await new Promise((r) => setImmediate(r));
+    await hold.isHeld();
     await racing.handle([message(end, 21)]);
-    release();
+    hold.release();
     await a;
     const rows = await ch.query<{ status: string; inputs: string; outputs: string }>(
       'SELECT status, inputs, outputs FROM runs FINAL WHERE tenant_id = {t:UUID} AND id = {id:UUID}',
@@ -137,25 +145,14 @@ describe('run writer on ClickHouse (chDB)', () => {
     // in the cache and looks up only Y, which is held back; meanwhile batch A caches two other runs and
     // pushes X out. B must merge X's PATCH into X's stored row, not into an empty run.
     const [x, y, p, q] = [randomUUID(), randomUUID(), randomUUID(), randomUUID()];
-    let release!: () => void;
-    const gate = new Promise<void>((r) => (release = r));
-    let held = false;
-    const slow = Object.create(ch) as ClickHouse;
-    slow.query = async <T>(sql: string, params?: Record<string, unknown>, settings?: Record<string, string | number>): Promise<T[]> => {
-      const answer = ch.query<T>(sql, params, settings);
-      if (!held && (params?.ids as string[] | undefined)?.includes(y)) {
-        held = true;
-        await gate;
-      }
-      return answer;
-    };
-    const small = new RunWriterService(bus, slow, { ...options, writerCacheEntries: 2 }, new PriceMapRepository(ch));
+    const hold = holdingLookupOf(y);
+    const small = new RunWriterService(bus, hold.ch, { ...options, writerCacheEntries: 2 }, new PriceMapRepository(ch));
     await small.handle([message(post(x), 30)]);
     const end: RunEvent = { ...post(x), op: 'patch', fields: { end_time: '2026-11-20T10:00:01.000Z', outputs: { a: 3 } } };
     const b = small.handle([message(end, 31), message(post(y), 32)]);
-    while (!held) await new Promise((r) => setImmediate(r));
+    await hold.isHeld();
     await small.handle([message(post(p), 33), message(post(q), 34)]);
-    release();
+    hold.release();
     await b;
     const rows = await ch.query<{ status: string; name: string; inputs: string; outputs: string }>(
       'SELECT status, name, inputs, outputs FROM runs FINAL WHERE tenant_id = {t:UUID} AND id = {id:UUID}',
