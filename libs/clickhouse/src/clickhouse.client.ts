@@ -53,12 +53,14 @@ export class ClickHouse {
     return new ClickHouse(client, raw, target);
   }
 
+  /** In process, parameters go in as typed literals: chDB would run parameterized queries one at a time. */
+  private bound(sql: string, params: QueryParams): { query: string; query_params: QueryParams } {
+    return this.raw !== null ? { query: inlineParams(sql, params), query_params: {} } : { query: sql, query_params: params };
+  }
+
   async query<T>(sql: string, params: QueryParams = {}, settings: Record<string, string | number> = {}): Promise<T[]> {
-    // In process, parameters go in as typed literals: chDB would run parameterized queries one at a time.
-    const inline = this.raw !== null;
     const rs = await this.client.query({
-      query: inline ? inlineParams(sql, params) : sql,
-      query_params: inline ? {} : params,
+      ...this.bound(sql, params),
       format: 'JSONEachRow',
       clickhouse_settings: { date_time_output_format: 'iso', output_format_json_quote_64bit_integers: 0, ...settings },
     });
@@ -66,8 +68,7 @@ export class ClickHouse {
   }
 
   async command(sql: string, params: QueryParams = {}, settings: Record<string, string | number> = {}): Promise<void> {
-    const inline = this.raw !== null;
-    await this.client.command({ query: inline ? inlineParams(sql, params) : sql, query_params: inline ? {} : params, clickhouse_settings: settings });
+    await this.client.command({ ...this.bound(sql, params), clickhouse_settings: settings });
   }
 
   /** Inserts a pre-serialized JSONEachRow body: the engine parses it, not Node. */

@@ -82,6 +82,7 @@ export class RunWriterService implements OnApplicationBootstrap {
       merged = await this.serialized(async () => {
         // A run found in the cache above may have been pushed out since (the cache is bounded): read it
         // now, inside the merge lock, rather than merge into an empty state and overwrite its stored row.
+        // (Runs this batch did look up are covered by the window instead: see releaseFinished.)
         const asked = new Set(requested);
         const pushedOut = [...byRun.keys()].filter((k) => !asked.has(k) && !this.cache.get(k));
         if (pushedOut.length > 0) for (const [k, run] of await this.loadStates(pushedOut)) looked.set(k, run);
