@@ -202,7 +202,7 @@ export class Dataset {
     return { body: Buffer.from(lines.join('\n')), locatorBody: Buffer.from(this.locatorLines.join('\n')), rows: lines.length };
   }
 
-  /** run_locator rows of the chunk being built (the writer inserts them too). */
+  /** runs_by_id rows of the chunk being built (the writer inserts them too). */
   private locatorLines: string[] = [];
 
   private text(min: number, max: number): string {

@@ -6,7 +6,7 @@
  *   node scripts/run.js bench/query/seed.js <bench dir>     (reads and updates <bench dir>/manifest.json)
  */
 import { join } from 'node:path';
-import { ClickHouse } from '@th/clickhouse';
+import { ClickHouse, RUNS_BY_ID } from '@th/clickhouse';
 import { RUN_ROW_INSERT_SETTINGS } from '@th/ingest';
 import { Dataset } from './dataset';
 import { readManifest, writeManifest, type SeedResult } from './manifest';
@@ -51,7 +51,7 @@ async function main(): Promise<void> {
       bytes += chunk.body.length;
       inserts++;
       const c = chunk;
-      pending = ch.insertJsonEachRow('run_locator', c.locatorBody).then(() => ch.insertJsonEachRow('runs', c.body, RUN_ROW_INSERT_SETTINGS));
+      pending = ch.insertJsonEachRow(RUNS_BY_ID, c.locatorBody).then(() => ch.insertJsonEachRow('runs', c.body, RUN_ROW_INSERT_SETTINGS));
       if (ds.stats.runs - lastLog >= 500_000 || ds.done) {
         lastLog = ds.stats.runs;
         const s = (performance.now() - t0) / 1000;

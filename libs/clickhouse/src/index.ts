@@ -1,3 +1,4 @@
 export * from './clickhouse.client';
 export * from './migrator';
 export * from './clickhouse.module';
+export * from './runs-by-id';

@@ -3,7 +3,7 @@ import { rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { InProcessBus } from '@th/bus';
-import { ClickHouse, migrateClickHouse } from '@th/clickhouse';
+import { ClickHouse, migrateClickHouse, RUNS_BY_ID } from '@th/clickhouse';
 import { TOPICS, feedbackCreateSchema, type FeedbackEvent, type Identity } from '@th/contracts';
 import { FeedbackQueryService } from './feedback-query.service';
 import { FeedbackRepository } from './feedback.repository';
@@ -78,7 +78,7 @@ describe('feedback store on ClickHouse (chDB)', () => {
     const trace = randomUUID();
     const session = randomUUID();
     await ch.insertJsonEachRow(
-      'run_locator',
+      RUNS_BY_ID,
       Buffer.from(JSON.stringify({ tenant_id: tenant, id: run, session_id: session, start_time: '2026-11-22 04:04:29.623001', trace_id: trace, dotted_order: 'x', version: 1, is_deleted: 0 })),
     );
     const [e] = await service.submit(identity, [feedbackCreateSchema.parse({ run_id: run, key: 'exp', score: 1 })]);

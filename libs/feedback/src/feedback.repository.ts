@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { ClickHouse, type QueryParams } from '@th/clickhouse';
+import { byIdCondition, ClickHouse, RUNS_BY_ID, type QueryParams } from '@th/clickhouse';
 import type { FeedbackEvent, FeedbackListQuery } from '@th/contracts';
 import { FEEDBACK_COLUMNS, eventFromRow, feedbackRowJson, type StoredFeedbackRow } from './feedback-row';
 
@@ -23,10 +23,11 @@ export class FeedbackRepository {
 
   /** Where a stored run lives (its trace and project), or null when the run has not arrived (yet). */
   async findRunLocation(scope: TenantScope, runId: string): Promise<{ trace_id: string; session_id: string } | null> {
+    const byId = byIdCondition('id', runId);
     const rows = await this.ch.query<{ trace_id: string; session_id: string }>(
-      `SELECT trace_id, session_id FROM run_locator FINAL
-       WHERE tenant_id = {tenant:UUID} AND id = {id:UUID} AND is_deleted = 0 ORDER BY version DESC LIMIT 1`,
-      { tenant: scope.tenant_id, id: runId },
+      `SELECT trace_id, session_id FROM ${RUNS_BY_ID} FINAL
+       WHERE tenant_id = {tenant:UUID} AND ${byId.sql} AND is_deleted = 0 ORDER BY version DESC LIMIT 1`,
+      { tenant: scope.tenant_id, ...byId.params },
     );
     return rows[0] ?? null;
   }
@@ -44,14 +45,14 @@ export class FeedbackRepository {
     }
     if (q.trace?.length) {
       where.push(
-        `(trace_id IN {traces:Array(UUID)} OR run_id IN (SELECT id FROM run_locator FINAL
+        `(trace_id IN {traces:Array(UUID)} OR run_id IN (SELECT id FROM ${RUNS_BY_ID} FINAL
           WHERE tenant_id = {tenant:UUID} AND trace_id IN {traces:Array(UUID)} AND is_deleted = 0))`,
       );
       params.traces = q.trace;
     }
     if (q.session?.length) {
       where.push(
-        `(session_id IN {sessions:Array(UUID)} OR run_id IN (SELECT id FROM run_locator FINAL
+        `(session_id IN {sessions:Array(UUID)} OR run_id IN (SELECT id FROM ${RUNS_BY_ID} FINAL
           WHERE tenant_id = {tenant:UUID} AND session_id IN {sessions:Array(UUID)} AND is_deleted = 0))`,
       );
       params.sessions = q.session;

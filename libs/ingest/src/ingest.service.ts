@@ -15,7 +15,7 @@ import {
   type ValidationErrorItem,
 } from '@th/contracts';
 import { EventBus, type OutgoingMessage } from '@th/bus';
-import { ClickHouse } from '@th/clickhouse';
+import { byIdsCondition, ClickHouse, RUNS_BY_ID } from '@th/clickhouse';
 import { DomainError, ErrorCode, ValidationFailed, toValidationErrors, multipartBoundary, parseMultipart, MultipartError } from '@th/platform';
 import { dottedSegment, parseDottedOrder } from './run-merge';
 import { ProjectDirectory } from './project-directory';
@@ -308,9 +308,10 @@ export class IngestService {
   private async lookupRuns(tenant: string, ids: string[]): Promise<Map<string, { trace_id: string; dotted_order: string }>> {
     const out = new Map<string, { trace_id: string; dotted_order: string }>();
     if (ids.length === 0) return out;
+    const byIds = byIdsCondition('ids', [...new Set(ids)]);
     const rows = await this.ch.query<{ id: string; trace_id: string; dotted_order: string }>(
-      'SELECT id, trace_id, dotted_order FROM run_locator FINAL WHERE tenant_id = {tenant:UUID} AND id IN {ids:Array(UUID)} AND is_deleted = 0',
-      { tenant, ids: [...new Set(ids)] },
+      `SELECT id, trace_id, dotted_order FROM ${RUNS_BY_ID} FINAL WHERE tenant_id = {tenant:UUID} AND ${byIds.sql} AND is_deleted = 0`,
+      { tenant, ...byIds.params },
     );
     for (const r of rows) out.set(r.id, { trace_id: r.trace_id, dotted_order: r.dotted_order });
     return out;

@@ -73,7 +73,7 @@ export function runRowJson(run: MergedRun, version: number, receivedAtIso: strin
   return { line, key: keyOf({ session_id: c.session_id, start_time: c.start_time }) };
 }
 
-/** The run_locator row of a version: where it lives, and enough for children to find their trace. */
+/** The runs_by_id row of a version: where it lives, and enough for children to find their trace. */
 export function locatorRowJson(tenantId: string, id: string, key: string, c: { trace_id: string; dotted_order: string } | null, version: number): string {
   const [session_id, start_time] = key.split('|');
   // Hand-built like runRowJson: the same text JSON.stringify gives for the object with these keys in this order.

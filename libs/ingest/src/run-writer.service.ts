@@ -1,7 +1,7 @@
 import { Inject, Injectable, Logger, OnApplicationBootstrap } from '@nestjs/common';
 import { TOPICS, type ModelPriceMap, type RunControlEvent, type RunEvent, type TopicPayload } from '@th/contracts';
 import { EventBus, type BusMessage, type Rejection } from '@th/bus';
-import { ClickHouse } from '@th/clickhouse';
+import { byIdsCondition, ClickHouse, RUNS_BY_ID } from '@th/clickhouse';
 import { RunCache } from './run-cache';
 import { computeRun, emptyRun, mergeEvent, type ComputedRun, type MergedRun } from './run-merge';
 import { keyOf, locatorRowJson, runRowJson, RUN_ROW_INSERT_SETTINGS, STORED_RUN_COLUMNS, mergedFromRow, tombstoneRowJson, type StoredRunRow } from './run-row';
@@ -115,7 +115,7 @@ export class RunWriterService implements OnApplicationBootstrap {
     try {
       if (attachmentLines.length > 0) await this.ch.insertJsonEachRow('run_attachments', Buffer.from(attachmentLines.join('\n')));
       // The locator first: a run row is never written without the locator row that finds it.
-      if (locatorLines.length > 0) await this.ch.insertJsonEachRow('run_locator', Buffer.from(locatorLines.join('\n')));
+      if (locatorLines.length > 0) await this.ch.insertJsonEachRow(RUNS_BY_ID, Buffer.from(locatorLines.join('\n')));
       if (runLines.length > 0) await this.ch.insertJsonEachRow('runs', Buffer.from(runLines.join('\n')), RUN_ROW_INSERT_SETTINGS);
     } catch (err) {
       // The cache already holds these versions: forget them, so the retry merges from what ClickHouse has.
@@ -255,9 +255,10 @@ export class RunWriterService implements OnApplicationBootstrap {
         const chunk = ids.slice(i, i + 5000);
         // Phase 1, by primary key: under which sorting keys each run lives. New runs stop here.
         // No FINAL (a merge of every part on the read path): the newest version per sorting key is picked here.
+        const byIds = byIdsCondition('ids', chunk);
         const locatorRows = await this.ch.query<{ id: string; session_id: string; start_time: string; version: number | string; is_deleted: number }>(
-          'SELECT id, session_id, start_time, version, is_deleted FROM run_locator WHERE tenant_id = {tenant:UUID} AND id IN {ids:Array(UUID)}',
-          { tenant, ids: chunk },
+          `SELECT id, session_id, start_time, version, is_deleted FROM ${RUNS_BY_ID} WHERE tenant_id = {tenant:UUID} AND ${byIds.sql}`,
+          { tenant, ...byIds.params },
         );
         if (locatorRows.length === 0) continue;
         const newest = new Map<string, (typeof locatorRows)[number]>();
@@ -304,7 +305,7 @@ export class RunWriterService implements OnApplicationBootstrap {
       { lightweight_deletes_sync: 2 },
     );
     await this.ch.command(
-      'DELETE FROM run_locator WHERE tenant_id = {tenant:UUID} AND session_id = {session:UUID}',
+      `DELETE FROM ${RUNS_BY_ID} WHERE tenant_id = {tenant:UUID} AND session_id = {session:UUID}`,
       { tenant: c.tenant_id, session: c.session_id },
       { lightweight_deletes_sync: 2 },
     );

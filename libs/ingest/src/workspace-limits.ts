@@ -1,6 +1,6 @@
 import type { Identity, RunCreate, RunEvent } from '@th/contracts';
 import type { OutgoingMessage } from '@th/bus';
-import type { ClickHouse } from '@th/clickhouse';
+import { RUNS_BY_ID, type ClickHouse } from '@th/clickhouse';
 import { DomainError, ErrorCode } from '@th/platform';
 
 /** Stamps each run event with the workspace's retention (from the gateway's identity); the writer turns it into expires_at. */
@@ -32,7 +32,7 @@ export class UsageGate {
     let entry = this.used.get(tenant);
     if (!entry || entry.month !== month || Date.now() - entry.at > REFRESH_MS) {
       const rows = await this.ch.query<{ n: string }>(
-        `SELECT uniqExact(id) AS n FROM run_locator FINAL
+        `SELECT uniqExact(id) AS n FROM ${RUNS_BY_ID} FINAL
          WHERE tenant_id = {tenant:UUID} AND start_time >= toStartOfMonth(now64(6, 'UTC')) AND id = trace_id AND is_deleted = 0`,
         { tenant },
       );

@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { ClickHouse, type QueryParams } from '@th/clickhouse';
+import { byIdCondition, byIdsCondition, ClickHouse, RUNS_BY_ID, type QueryParams } from '@th/clickhouse';
 import type { RunRecord } from '@th/contracts';
 
 export interface TenantScope {
@@ -77,9 +77,10 @@ export class RunsRepository {
 
   /** By primary key twice, no FINAL: the locator says where the run lives, then that key range is read. */
   async getById(scope: TenantScope, id: string, fields: readonly (keyof RunRecord)[]): Promise<StoredRun | null> {
+    const byId = byIdCondition('id', id);
     const located = await this.ch.query<{ session_id: string; start_time: string; version: number | string; is_deleted: number }>(
-      'SELECT session_id, toString(start_time) AS start_time, version, is_deleted FROM run_locator WHERE tenant_id = {tenant:UUID} AND id = {id:UUID}',
-      { tenant: scope.tenant_id, id },
+      `SELECT session_id, toString(start_time) AS start_time, version, is_deleted FROM ${RUNS_BY_ID} WHERE tenant_id = {tenant:UUID} AND ${byId.sql}`,
+      { tenant: scope.tenant_id, ...byId.params },
     );
     const newest = newestLive(located);
     if (!newest) return null;
@@ -123,11 +124,12 @@ export class RunsRepository {
         { ...params, want },
       );
       if (candidates.length === 0) break;
+      const byIds = byIdsCondition('ids', candidates.map((c) => c.id));
       const newest = new Map(
         (
           await this.ch.query<{ id: string; v: number | string }>(
-            'SELECT id, max(version) AS v FROM run_locator WHERE tenant_id = {tenant:UUID} AND id IN {ids:Array(UUID)} GROUP BY id',
-            { tenant: scope.tenant_id, ids: candidates.map((c) => c.id) },
+            `SELECT id, max(version) AS v FROM ${RUNS_BY_ID} WHERE tenant_id = {tenant:UUID} AND ${byIds.sql} GROUP BY id`,
+            { tenant: scope.tenant_id, ...byIds.params },
           )
         ).map((r) => [r.id, Number(r.v)]),
       );
