@@ -1,11 +1,12 @@
 -- Where each version of a run lives in `runs`, found by run id: replaces run_locator, whose key
 -- (tenant_id, id) did not keep ids in time order. ClickHouse compares UUIDs by their second half
--- first, so time-ordered ids (UUIDv7, what the SDKs generate) were scattered over the whole table:
--- the writer's lookup of a batch's new runs read every granule of the tenant, and grew with it
--- (12 µs per id looked up at 200 k runs, 34 µs at 2 M). Here id_order (the id's first 64 bits, in
--- the order of its text) comes before the id: new and recent runs sit together, and a lookup reads
--- only their granules (7 µs per id at 2 M runs, flat). Every lookup states id_order as well as the
--- id (see runs-by-id.ts). One row per (run, sorting key); a moved run's old key gets is_deleted = 1.
+-- first (its UUID type documentation says so, and advises against UUIDs in a sorting key), so
+-- time-ordered ids (UUIDv7, what the SDKs generate) were scattered over the whole table: the
+-- writer's lookup of a batch's new runs read every granule of the tenant, and grew with it (12 µs
+-- per id looked up at 200 k runs, 34 µs at 2 M). Here id_order (the id's first 64 bits, in the
+-- order of its text) comes before the id: new and recent runs sit together, and a lookup reads only
+-- their granules (7 µs per id at 2 M runs, flat). Every lookup states id_order as well as the id
+-- (see runs-by-id.ts). One row per (run, sorting key); a moved run's old key gets is_deleted = 1.
 -- The writer inserts here before it inserts the run rows.
 CREATE TABLE IF NOT EXISTS runs_by_id
 (
