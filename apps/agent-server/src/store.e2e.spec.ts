@@ -14,15 +14,6 @@ useAgentServer((f) => ({ server, client, pg } = f));
 /** Each test works under its own root label, so tests never see each other's items. */
 const root = () => `t${randomUUID().slice(0, 8)}`;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-/** Status of an SDK error (it throws Error("HTTP <status>: <body>") with .status). */
-const statusOf = async (p: Promise<unknown>): Promise<number> => {
-  try {
-    await p;
-  } catch (err) {
-    return (err as { status?: number }).status ?? -1;
-  }
-  return 200;
-};
 const send = (method: string, path: string, body: unknown) =>
   fetch(`${server.url}${path}`, { method, headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
 type Detail = { loc: (string | number)[]; msg: string; type: string }[];
@@ -68,12 +59,13 @@ describe('store items', () => {
     expect(await rowsUnder(ns[0])).toBe(3);
   });
 
-  it('answers 404 {detail} for a missing item', async () => {
+  it('answers a missing item with 200 and a JSON null, which the client reads as null', async () => {
     const ns = [root(), 'nobody'];
-    expect(await statusOf(client.store.getItem(ns, 'absent'))).toBe(404);
+    expect(await client.store.getItem(ns, 'absent')).toBeNull();
     const r = await fetch(`${server.url}/store/items?namespace=${ns.join('.')}&key=absent`);
-    expect(r.status).toBe(404);
-    expect(await r.json()).toEqual({ detail: expect.stringContaining('not found') });
+    expect(r.status).toBe(200);
+    expect(r.headers.get('content-type')).toMatch(/^application\/json/);
+    expect(await r.text()).toBe('null');
   });
 
   it('deletes an item, and deleting an absent item is still 204', async () => {
@@ -81,7 +73,7 @@ describe('store items', () => {
     await client.store.putItem(ns, 'a', { n: 1 });
     await client.store.putItem(ns, 'b', { n: 2 });
     expect(await client.store.deleteItem(ns, 'a')).toBeUndefined();
-    expect(await statusOf(client.store.getItem(ns, 'a'))).toBe(404);
+    expect(await client.store.getItem(ns, 'a')).toBeNull();
     expect((await client.store.getItem(ns, 'b'))!.value).toEqual({ n: 2 });
     expect(await rowsUnder(ns[0])).toBe(1);
     const again = await send('DELETE', '/store/items', { namespace: ns, key: 'a' });
@@ -212,7 +204,7 @@ describe('store ttl', () => {
     expect((await expiresAt(ns, 'read'))!.getTime()).toBeGreaterThanOrEqual(readExpiry.getTime() + 600);
 
     await sleep(800); // 1.5 s after the put: "plain" has expired, "read" (refreshed at 0.7 s) has not
-    expect(await statusOf(client.store.getItem(ns, 'plain'))).toBe(404);
+    expect(await client.store.getItem(ns, 'plain')).toBeNull();
     expect(await expiresAt(ns, 'plain')).toBeUndefined(); // the read that met it deleted it
     expect((await client.store.searchItems(ns)).items.map((i) => i.key).sort()).toEqual(['forever', 'read']);
     expect((await client.store.getItem(ns, 'read'))!.value).toEqual({ v: 2 });

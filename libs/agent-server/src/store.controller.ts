@@ -1,4 +1,5 @@
-import { Body, Controller, Delete, Get, HttpCode, Inject, Post, Put, Query } from '@nestjs/common';
+import { Body, Controller, Delete, Get, HttpCode, Inject, Post, Put, Query, Res } from '@nestjs/common';
+import type { Response } from 'express';
 import type { AgentStoreItem, AgentStoreSearchItem } from '@th/contracts';
 import { StoreService } from './store.service';
 
@@ -14,9 +15,11 @@ export class StoreController {
     await this.store.putItem(body);
   }
 
+  /** Sent by hand: Nest would answer a null result with an empty body, which the client cannot parse. */
   @Get('items')
-  get(@Query() query: Record<string, unknown>): Promise<AgentStoreItem> {
-    return this.store.getItem(query);
+  async get(@Query() query: Record<string, unknown>, @Res() res: Response): Promise<void> {
+    const item: AgentStoreItem | null = await this.store.getItem(query);
+    res.status(200).type('application/json').send(JSON.stringify(item));
   }
 
   @Delete('items')

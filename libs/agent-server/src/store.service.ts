@@ -7,7 +7,7 @@ import {
   type AgentStoreItem,
   type AgentStoreSearchItem,
 } from '@th/contracts';
-import { notFound, parseOrThrow } from '@th/platform';
+import { parseOrThrow } from '@th/platform';
 import type { StoreRepository } from './store.repository';
 
 /** Reads refresh an item's ttl unless told not to (LangGraph's TTLConfig default, refresh_on_read). */
@@ -26,11 +26,10 @@ export class StoreService {
     await this.repo.putItem(b.namespace, b.key, b.value, b.ttl ?? null);
   }
 
-  async getItem(query: unknown): Promise<AgentStoreItem> {
+  /** A missing (or expired) item is null, as the published client's getItem expects (200 with a JSON null). */
+  async getItem(query: unknown): Promise<AgentStoreItem | null> {
     const q = parseOrThrow(agentStoreGetQuerySchema, query ?? {}, ['query']);
-    const item = await this.repo.getItem(q.namespace, q.key, q.refresh_ttl ?? REFRESH_ON_READ);
-    if (!item) throw notFound(`Item ${q.key} in namespace ${q.namespace.join('.')}`);
-    return item;
+    return this.repo.getItem(q.namespace, q.key, q.refresh_ttl ?? REFRESH_ON_READ);
   }
 
   async deleteItem(body: unknown): Promise<void> {
