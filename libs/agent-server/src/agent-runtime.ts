@@ -8,6 +8,8 @@ import { loadGraphs, type LoadedGraph } from './graph-registry';
 import { AGENT_SCHEMA, migrateAgentSchema } from './migrations';
 import { Notifier } from './notifier';
 import { RunWorker } from './run-worker';
+import { StoreRepository } from './store.repository';
+import { StoreService } from './store.service';
 import { createTracing, type Tracing } from './tracing';
 
 /** Everything one agent-server process owns, started in order and closed in reverse. */
@@ -20,6 +22,7 @@ export class AgentRuntime {
     readonly graphs: Map<string, LoadedGraph>,
     readonly worker: RunWorker,
     readonly service: AgentService,
+    readonly store: StoreService,
     private readonly tracing: Tracing | null,
   ) {}
 
@@ -44,7 +47,8 @@ export class AgentRuntime {
         checkpointer: saver,
       });
       worker.start();
-      return new AgentRuntime(pool, notifier, graphs, worker, new AgentService(repo, notifier, graphs, config.WORKER_CONCURRENCY > 0 ? worker : null), tracing);
+      const service = new AgentService(repo, notifier, graphs, config.WORKER_CONCURRENCY > 0 ? worker : null);
+      return new AgentRuntime(pool, notifier, graphs, worker, service, new StoreService(new StoreRepository(pool)), tracing);
     } catch (err) {
       await pool.end().catch(() => undefined);
       throw err;

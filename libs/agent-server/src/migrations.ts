@@ -77,6 +77,17 @@ const STATEMENTS = [
   `INSERT INTO ${AGENT_SCHEMA}.assistant_versions (assistant_id, version, graph_id, name, description, config, context, metadata, created_at)
      SELECT assistant_id, version, graph_id, name, description, config, context, metadata, updated_at FROM ${AGENT_SCHEMA}.assistants
      ON CONFLICT DO NOTHING`,
+  // The Store API's items (client.store.*). ttl_minutes is kept so that a read can push expires_at back.
+  `CREATE TABLE IF NOT EXISTS ${AGENT_SCHEMA}.store_items (
+     namespace text[] NOT NULL,
+     key text NOT NULL,
+     value jsonb NOT NULL,
+     created_at timestamptz NOT NULL DEFAULT now(),
+     updated_at timestamptz NOT NULL DEFAULT now(),
+     ttl_minutes double precision,
+     expires_at timestamptz,
+     PRIMARY KEY (namespace, key))`,
+  `CREATE INDEX IF NOT EXISTS store_items_expires ON ${AGENT_SCHEMA}.store_items (expires_at) WHERE expires_at IS NOT NULL`,
 ];
 
 /** Creates the agent server's tables (idempotent) and the checkpointer's, under one advisory lock. */

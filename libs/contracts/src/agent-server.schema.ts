@@ -288,3 +288,85 @@ export const agentGraphsConfigFileSchema = z
   })
   .passthrough();
 export type AgentGraphsConfigFile = z.infer<typeof agentGraphsConfigFileSchema>;
+
+// --- store ---------------------------------------------------------------------------------------
+
+/**
+ * A namespace label as LangGraph's BaseStore accepts it: non-empty and without '.', the character
+ * GET /store/items joins labels with.
+ */
+const storeLabel = z
+  .string()
+  .min(1, 'Namespace labels cannot be empty')
+  .refine((s) => !s.includes('.'), { message: "Namespace labels cannot contain periods ('.')" });
+/** In list-namespaces match conditions, a '*' label matches any one label (as LangGraph's stores do). */
+const storeNamespace = z.array(storeLabel);
+const storeKey = z.string().min(1, 'Key cannot be empty');
+/** Minutes (LangGraph's unit), fractions allowed; null or absent: the item never expires. */
+const storeTtl = z.number().positive().nullable().optional();
+
+/** PUT /store/items (client.store.putItem). `index` is accepted and ignored: there is no vector index. */
+export const agentStorePutSchema = z
+  .object({
+    namespace: storeNamespace.min(1, 'Namespace cannot be empty'),
+    key: storeKey,
+    value: jsonObject,
+    index: z.union([z.literal(false), z.array(z.string()), z.null()]).optional(),
+    ttl: storeTtl,
+  })
+  .strict();
+export type AgentStorePut = z.infer<typeof agentStorePutSchema>;
+
+/** DELETE /store/items (client.store.deleteItem). */
+export const agentStoreDeleteSchema = z.object({ namespace: storeNamespace.min(1, 'Namespace cannot be empty'), key: storeKey }).strict();
+export type AgentStoreDelete = z.infer<typeof agentStoreDeleteSchema>;
+
+const queryBoolean = z.enum(['true', 'false', '1', '0']).transform((v) => v === 'true' || v === '1');
+
+/** GET /store/items?namespace=a.b&key=k[&refresh_ttl=true]: the client joins the labels with '.'. */
+export const agentStoreGetQuerySchema = z
+  .object({
+    namespace: z.string().transform((s) => s.split('.')).pipe(storeNamespace),
+    key: storeKey,
+    refresh_ttl: queryBoolean.optional(),
+  })
+  .strict();
+export type AgentStoreGetQuery = z.infer<typeof agentStoreGetQuerySchema>;
+
+/** POST /store/items/search. `query` (semantic search) is accepted and ignored: there is no embedding index. */
+export const agentStoreSearchSchema = z
+  .object({
+    namespace_prefix: storeNamespace,
+    filter: jsonObject.nullable().optional(),
+    limit,
+    offset,
+    query: z.string().nullable().optional(),
+    refresh_ttl: z.boolean().nullable().optional(),
+  })
+  .strict();
+export type AgentStoreSearch = z.infer<typeof agentStoreSearchSchema>;
+
+/** POST /store/namespaces. */
+export const agentStoreNamespacesSchema = z
+  .object({
+    prefix: storeNamespace.nullable().optional(),
+    suffix: storeNamespace.nullable().optional(),
+    max_depth: z.number().int().min(1).nullable().optional(),
+    limit: z.coerce.number().int().min(1).max(1000).default(100),
+    offset,
+  })
+  .strict();
+export type AgentStoreNamespaces = z.infer<typeof agentStoreNamespacesSchema>;
+
+export interface AgentStoreItem {
+  namespace: string[];
+  key: string;
+  value: Record<string, unknown>;
+  created_at: string;
+  updated_at: string;
+}
+
+/** A search result; `score` is always null (no semantic search). */
+export interface AgentStoreSearchItem extends AgentStoreItem {
+  score: null;
+}
