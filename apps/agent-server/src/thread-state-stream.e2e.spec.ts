@@ -133,9 +133,10 @@ describe('GET /threads/{id}/stream (client.threads.joinStream)', () => {
     const live = follow(t.thread_id);
     try {
       // the client gives no sign of being connected before the first event: a pause, and a first run long
-      // enough that a late connection would still find it under way (and stream it from its start)
+      // enough (1.5 s) that a late connection on a busy machine still finds it under way (and streams it
+      // from its start)
       await new Promise((r) => setTimeout(r, 200));
-      const first = await client.runs.create(t.thread_id, 'agent', { input: user('sleep:300 one'), streamMode: ['values'] });
+      const first = await client.runs.create(t.thread_id, 'agent', { input: user('sleep:1500 one'), streamMode: ['values'] });
       await client.runs.join(t.thread_id, first.run_id);
       await until(() => live.frames.length >= 4, 'the first run on the thread stream');
       const second = await client.runs.create(t.thread_id, 'agent', { input: user('two'), streamMode: ['values'] });
@@ -153,8 +154,8 @@ describe('GET /threads/{id}/stream (client.threads.joinStream)', () => {
         ['values', `${second.run_id}:3`],
       ]);
       expect(live.frames[0]!.data).toEqual({ run_id: first.run_id, attempt: 1 });
-      expect(contents(live.frames[3]!.data)).toEqual(['human:sleep:300 one', 'ai:thought: one', 'ai:echo: one']);
-      expect(contents(live.frames[7]!.data)).toEqual(['human:sleep:300 one', 'ai:thought: one', 'ai:echo: one', 'human:two', 'ai:thought: two', 'ai:echo: two']);
+      expect(contents(live.frames[3]!.data)).toEqual(['human:sleep:1500 one', 'ai:thought: one', 'ai:echo: one']);
+      expect(contents(live.frames[7]!.data)).toEqual(['human:sleep:1500 one', 'ai:thought: one', 'ai:echo: one', 'human:two', 'ai:thought: two', 'ai:echo: two']);
 
       // resumed after the first run's second event: the rest of it, then the second run, each once
       const resumed = follow(t.thread_id, `${first.run_id}:2`);
@@ -179,7 +180,7 @@ describe('GET /threads/{id}/stream (client.threads.joinStream)', () => {
 
   it('starts with the run already running when it connects, from that run\'s first event', async () => {
     const t = await client.threads.create();
-    const run = await client.runs.create(t.thread_id, 'agent', { input: user('sleep:400 slow'), streamMode: ['values'] });
+    const run = await client.runs.create(t.thread_id, 'agent', { input: user('sleep:1500 slow'), streamMode: ['values'] });
     let status = '';
     const end = Date.now() + 5_000;
     while (status !== 'running' && Date.now() < end) status = (await client.runs.get(t.thread_id, run.run_id)).status;
@@ -197,8 +198,9 @@ describe('GET /threads/{id}/stream (client.threads.joinStream)', () => {
     const t = await client.threads.create();
     const live = follow(t.thread_id);
     try {
-      await new Promise((r) => setTimeout(r, 200)); // connected before the run exists
-      const ended = await client.runs.wait(t.thread_id, 'agent', { input: user('quiet') });
+      await new Promise((r) => setTimeout(r, 200)); // most likely connected before the run exists
+      // 1.5 s long: a connection that comes late still finds it under way (a run that has ended is not replayed)
+      const ended = await client.runs.wait(t.thread_id, 'agent', { input: user('sleep:1500 quiet') });
       await until(() => live.frames.length >= 2, 'the end state on the thread stream');
       const runId = live.frames[0]!.id!.split(':')[0]!;
       expect(live.frames.map((f) => [f.event, f.id])).toEqual([
