@@ -14,7 +14,7 @@ import {
 import { parseOrThrow } from '@th/platform';
 import { toRun } from './agent.repository';
 import { AgentService, pathId } from './agent.service';
-import { streamRun, waitRun } from './sse';
+import { streamRun, streamThread, waitRun } from './sse';
 
 export const AGENT_SERVICE = Symbol('AGENT_SERVICE');
 
@@ -144,6 +144,17 @@ export class ThreadsController {
   @Get(':thread_id/state')
   state(@Param('thread_id') id: string, @Query('subgraphs') subgraphs?: string): Promise<AgentThreadState> {
     return this.agents.getState(id, subgraphs === 'true' || subgraphs === '1');
+  }
+
+  @Patch(':thread_id/state')
+  @HttpCode(204)
+  async patchState(@Param('thread_id') id: string, @Body() body: unknown): Promise<void> {
+    await this.agents.patchState(id, body);
+  }
+
+  @Get(':thread_id/stream')
+  async stream(@Param('thread_id') id: string, @Query() query: Record<string, unknown>, @Headers('last-event-id') lastEventId: string | undefined, @Res() res: Response): Promise<void> {
+    await streamThread(this.agents, res, await this.agents.openThreadStream(id, query, lastEventId));
   }
 
   @Post(':thread_id/copy')

@@ -159,6 +159,27 @@ const RUN_COLUMNS =
 const THREAD_COLUMNS =
   'thread_id, created_at, updated_at, state_updated_at, metadata, status, "values", interrupts, config, error, graph_id, active_run_id, stateless';
 
+/**
+ * A run's place in its thread's order of creation: created_at as text to the microsecond (a JS Date
+ * keeps only milliseconds, and runs created within one would compare wrongly) and the run id.
+ */
+export interface ThreadRunPosition {
+  run_id: string;
+  position: string;
+}
+
+export interface ThreadRun {
+  run: RunRow;
+  position: ThreadRunPosition;
+}
+
+const POSITION = `to_char(created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')`;
+
+const toThreadRun = (row: RunRow & { x_position: string }): ThreadRun => {
+  const { x_position, ...run } = row;
+  return { run, position: { run_id: run.run_id, position: x_position } };
+};
+
 const json = (v: unknown): string | null => (v === undefined ? null : JSON.stringify(v));
 
 /** The only code that speaks SQL for assistants, threads, runs, the run queue and run events. */
@@ -423,6 +444,21 @@ export class AgentRepository {
     );
   }
 
+  /**
+   * Merges `metadata` into one checkpoint's metadata (the newest of the namespace when `checkpointId` is
+   * null), in one statement; the patched checkpoint's id, or null when there is no such checkpoint.
+   */
+  async patchCheckpointMetadata(threadId: string, checkpointNs: string, checkpointId: string | null, metadata: Record<string, unknown>): Promise<string | null> {
+    const r = await this.pool.query<{ checkpoint_id: string }>(
+      `UPDATE ${S}.checkpoints SET metadata = metadata || $4::jsonb
+       WHERE thread_id = $1 AND checkpoint_ns = $2
+         AND checkpoint_id = COALESCE($3, (SELECT max(checkpoint_id) FROM ${S}.checkpoints WHERE thread_id = $1 AND checkpoint_ns = $2))
+       RETURNING checkpoint_id`,
+      [threadId, checkpointNs, checkpointId, json(metadata)],
+    );
+    return r.rows[0]?.checkpoint_id ?? null;
+  }
+
   /** Deletes a thread's checkpoints newer than `after` (all when hasBase is false), their writes and blobs no checkpoint uses any more. */
   async deleteCheckpoints(c: PoolClient, threadId: string, after: string | null, hasBase: boolean): Promise<void> {
     const cond = hasBase ? `AND checkpoint_id > $2` : '';
@@ -602,6 +638,55 @@ export class AgentRepository {
       await c.query(`DELETE FROM ${S}.runs WHERE run_id = $1`, [runId]);
       return 'deleted';
     });
+  }
+
+  // --- a thread's runs in order (thread streams) -------------------------------------------------
+
+  /** The oldest run of the thread not ended yet (the one running, or next to run). */
+  async firstActiveThreadRun(threadId: string): Promise<ThreadRun | null> {
+    const r = await this.pool.query<RunRow & { x_position: string }>(
+      `SELECT ${RUN_COLUMNS}, ${POSITION} AS x_position FROM ${S}.runs WHERE thread_id = $1 AND status IN ('pending', 'running')
+       ORDER BY created_at, run_id LIMIT 1`,
+      [threadId],
+    );
+    return r.rows[0] ? toThreadRun(r.rows[0]) : null;
+  }
+
+  /** The position of the thread's newest run (null when it has none): a stream that starts there sees only later runs. */
+  async latestThreadRunPosition(threadId: string): Promise<ThreadRunPosition | null> {
+    const r = await this.pool.query<ThreadRunPosition>(
+      `SELECT run_id, ${POSITION} AS position FROM ${S}.runs WHERE thread_id = $1 ORDER BY created_at DESC, run_id DESC LIMIT 1`,
+      [threadId],
+    );
+    return r.rows[0] ?? null;
+  }
+
+  /** One run of the thread with its position; null when it is not (or no longer) there. */
+  async threadRun(threadId: string, runId: string): Promise<ThreadRun | null> {
+    const r = await this.pool.query<RunRow & { x_position: string }>(
+      `SELECT ${RUN_COLUMNS}, ${POSITION} AS x_position FROM ${S}.runs WHERE thread_id = $1 AND run_id = $2`,
+      [threadId, runId],
+    );
+    return r.rows[0] ? toThreadRun(r.rows[0]) : null;
+  }
+
+  /**
+   * The thread's first run created after `after` (its first run when null), whatever its status; `run` null
+   * when there is none yet. Null when the thread does not exist (any more).
+   */
+  async nextThreadRun(threadId: string, after: ThreadRunPosition | null): Promise<{ run: ThreadRun | null } | null> {
+    const r = await this.pool.query<RunRow & { x_thread: string; x_position: string | null }>(
+      `SELECT t.thread_id AS x_thread, r.* FROM ${S}.threads t LEFT JOIN LATERAL (
+         SELECT ${RUN_COLUMNS}, ${POSITION} AS x_position FROM ${S}.runs
+         WHERE thread_id = t.thread_id AND ($2::timestamptz IS NULL OR (created_at, run_id) > ($2::timestamptz, $3::uuid))
+         ORDER BY created_at, run_id LIMIT 1) r ON true
+       WHERE t.thread_id = $1`,
+      [threadId, after?.position ?? null, after?.run_id ?? null],
+    );
+    const row = r.rows[0];
+    if (!row) return null;
+    delete (row as Partial<typeof row>).x_thread;
+    return { run: row.run_id === null ? null : toThreadRun(row as RunRow & { x_position: string }) };
   }
 
   // --- the queue -----------------------------------------------------------------------------

@@ -9,7 +9,10 @@ import {
   agentAssistantUpdateSchema,
   agentAssistantVersionsSchema,
   agentRunBatchSchema,
+  agentThreadEventIdSchema,
+  agentThreadPatchStateSchema,
   agentThreadStateAtSchema,
+  agentThreadStreamQuerySchema,
   agentThreadUpdateStateSchema,
   type AgentAssistantVersion,
   type AgentGraphSchemas,
@@ -28,7 +31,18 @@ import {
 } from '@th/contracts';
 import { ValidationFailed, conflict, notFound, parseOrThrow, toValidationErrors } from '@th/platform';
 import type { z } from 'zod';
-import { CHANNELS, toRun, toThread, type AgentRepository, type CreateRunOptions, type DirectClaim, type NewRun, type RunRow } from './agent.repository';
+import {
+  CHANNELS,
+  toRun,
+  toThread,
+  type AgentRepository,
+  type CreateRunOptions,
+  type DirectClaim,
+  type NewRun,
+  type RunRow,
+  type ThreadRun,
+  type ThreadRunPosition,
+} from './agent.repository';
 import type { CompiledGraphLike, LoadedGraph, StateSnapshotLike } from './graph-registry';
 import type { Notifier } from './notifier';
 import { toWire } from './serialize';
@@ -47,6 +61,19 @@ export interface StreamEvent {
   seq: number;
   event: string;
   data: string;
+}
+
+/** An event of a thread stream: its id names the run and the event's sequence number in it. */
+export interface ThreadStreamEvent {
+  id: string;
+  event: string;
+  data: string;
+}
+
+/** Where a thread stream resumes: after this event of this run (seq 0 is the run's metadata). */
+export interface ThreadStreamCursor {
+  run_id: string;
+  seq: number;
 }
 
 interface ZodLike {
@@ -288,6 +315,21 @@ export class AgentService {
     return { checkpoint, configurable: checkpoint ? { thread_id: checkpoint.thread_id, checkpoint_ns: checkpoint.checkpoint_ns, checkpoint_id: checkpoint.checkpoint_id } : {} };
   }
 
+  /**
+   * PATCH /threads/{id}/state: merges metadata into the metadata of the thread's latest checkpoint (or of
+   * the one named in the body); the values and the checkpoint history are untouched.
+   */
+  async patchState(id: string, body: unknown): Promise<void> {
+    const b = parseOrThrow(agentThreadPatchStateSchema, body ?? {}, ['body']);
+    const tid = pathId(id, 'thread_id');
+    const t = await this.repo.getThreadRow(tid);
+    if (!t || t.stateless) throw notFound(`Thread ${id}`);
+    const checkpointId = b.checkpoint_id ?? b.checkpoint?.checkpoint_id ?? null;
+    if (await this.repo.patchCheckpointMetadata(tid, b.checkpoint?.checkpoint_ns ?? '', checkpointId, b.metadata)) return;
+    if (checkpointId) throw notFound(`Checkpoint ${checkpointId} of thread ${id}`);
+    throw conflict(`Thread ${id} has no checkpoint yet: run it once before patching its state's metadata`);
+  }
+
   async getHistory(id: string, body: unknown): Promise<AgentThreadState[]> {
     const h = parseOrThrow(agentThreadHistorySchema, body ?? {}, ['body']);
     const graph = await this.threadGraph(id);
@@ -472,6 +514,12 @@ export class AgentService {
     return run.result ?? {};
   }
 
+  /** The single event that stands for the stream of a run that kept no events: its final values, or its error. */
+  static endEvent(run: RunRow): { event: string; data: string } {
+    const body = AgentService.finalBody(run) as { __error__?: unknown };
+    return body.__error__ ? { event: 'error', data: JSON.stringify(body.__error__) } : { event: 'values', data: JSON.stringify(body) };
+  }
+
   async join(threadId: string, runId: string): Promise<unknown> {
     const tid = pathId(threadId, 'thread_id');
     const rid = pathId(runId, 'run_id');
@@ -508,6 +556,81 @@ export class AgentService {
         done.cancel();
       }
     }
+  }
+
+  /**
+   * Checks a thread stream request before the stream opens: the thread (404), the stream mode and the
+   * Last-Event-ID (422).
+   */
+  async openThreadStream(threadId: string, query: unknown, lastEventId: string | undefined): Promise<{ threadId: string; after: ThreadStreamCursor | null }> {
+    parseOrThrow(agentThreadStreamQuerySchema, query ?? {}, ['query']);
+    const after = lastEventId === undefined ? null : parseOrThrow(agentThreadEventIdSchema, lastEventId, ['header', 'last-event-id']);
+    const thread = await this.getThread(threadId);
+    return { threadId: thread.thread_id, after };
+  }
+
+  /**
+   * A thread's run events, run after run, until `signal` aborts (or the thread is deleted): from the run
+   * running or next to run when the stream opens (else from the next run created), or resumed after an
+   * event. A run whose events were not kept gives its end state (as its own stream does).
+   */
+  async *threadEvents(threadId: string, after: ThreadStreamCursor | null, signal: AbortSignal): AsyncGenerator<ThreadStreamEvent> {
+    // Subscribed before anything is read, so that a run started meanwhile is not missed. Every run that
+    // starts writes an event or ends, each notified with its id; an id looked up once wakes it no more.
+    const looked = new Set<string>();
+    let dirty = false;
+    let wake: (() => void) | null = null;
+    const poke = (runId: string) => {
+      if (looked.has(runId)) return;
+      if (looked.size >= 10_000) looked.clear();
+      if (runId !== '*') looked.add(runId);
+      dirty = true;
+      wake?.();
+    };
+    const offs = [this.notifier.on(CHANNELS.events, poke), this.notifier.on(CHANNELS.done, poke)];
+    const onAbort = () => wake?.();
+    signal.addEventListener('abort', onAbort, { once: true });
+    try {
+      const resumed = after ? await this.repo.threadRun(threadId, after.run_id) : null;
+      // A Last-Event-ID of a run that is gone (rolled back, deleted) restarts as a new stream would. The
+      // newest run is read before the active one: a run created in between is then found either way.
+      let position: ThreadRunPosition | null = resumed ? null : await this.repo.latestThreadRunPosition(threadId);
+      let current: ThreadRun | null = resumed ?? (await this.repo.firstActiveThreadRun(threadId));
+      let from = resumed && after ? after.seq : 0;
+      for (;;) {
+        if (current) {
+          yield* this.threadRunEvents(threadId, current.run, from, signal);
+          position = current.position;
+          current = null;
+          from = 0;
+        }
+        if (signal.aborted) return;
+        dirty = false;
+        const next = await this.repo.nextThreadRun(threadId, position);
+        if (!next) return;
+        current = next.run;
+        if (current || dirty) continue;
+        await new Promise<void>((resolve) => {
+          wake = resolve;
+          if (signal.aborted) resolve();
+        });
+        wake = null;
+      }
+    } finally {
+      for (const off of offs) off();
+      signal.removeEventListener('abort', onAbort);
+    }
+  }
+
+  /** One run's part of a thread stream: its metadata (event 0), then its events after `after`. */
+  private async *threadRunEvents(threadId: string, run: RunRow, after: number, signal: AbortSignal): AsyncGenerator<ThreadStreamEvent> {
+    const id = (seq: number) => `${run.run_id}:${seq}`;
+    if (after === 0) yield { id: id(0), event: 'metadata', data: JSON.stringify({ run_id: run.run_id, attempt: run.attempt || 1 }) };
+    for await (const e of this.events(threadId, run.run_id, after, signal)) yield { id: id(e.seq), event: e.event, data: e.data };
+    if (signal.aborted || (run.kwargs as { record_events?: boolean }).record_events !== false || after > 0) return;
+    const ended = await this.waitForEnd(threadId, run.run_id, signal);
+    // event 1 of a run that kept none: resuming after it does not give it again
+    if (ended && !signal.aborted) yield { id: id(1), ...AgentService.endEvent(ended) };
   }
 
   /** Removes the temporary thread of a stateless run once its caller has the result. */

@@ -1,6 +1,6 @@
 import type { Response } from 'express';
 import type { RunRow } from './agent.repository';
-import { AgentService } from './agent.service';
+import { AgentService, type ThreadStreamCursor } from './agent.service';
 
 export interface StreamOptions {
   threadId: string | null;
@@ -18,47 +18,73 @@ export interface StreamOptions {
 const runPath = (threadId: string | null, runId: string) => (threadId ? `/threads/${threadId}/runs/${runId}` : `/runs/${runId}`);
 
 /**
- * Streams a run's events as Server-Sent Events: `metadata` first, then each event with its sequence
- * number as `id`, so a client reconnecting with Last-Event-ID gets exactly what it missed.
+ * Opens a Server-Sent-Events response; the returned signal aborts when the client goes away before
+ * the response has ended, and `done` stops listening for that.
  */
-export async function streamRun(service: AgentService, res: Response, o: StreamOptions): Promise<void> {
-  const path = runPath(o.threadId, o.run.run_id);
+function openEventStream(res: Response, headers: Record<string, string>): { signal: AbortSignal; done(): void } {
   res.status(200);
   res.setHeader('Content-Type', 'text/event-stream; charset=utf-8');
   res.setHeader('Cache-Control', 'no-cache');
   res.setHeader('Connection', 'keep-alive');
   res.setHeader('X-Accel-Buffering', 'no');
-  if (o.created) res.setHeader('Content-Location', path);
-  res.setHeader('Location', `${path}/stream`);
+  for (const [name, value] of Object.entries(headers)) res.setHeader(name, value);
   res.flushHeaders();
   const abort = new AbortController();
   const onClose = () => {
     if (!res.writableEnded) abort.abort();
   };
   res.on('close', onClose);
+  return { signal: abort.signal, done: () => res.off('close', onClose) };
+}
+
+/**
+ * Streams a run's events as Server-Sent Events: `metadata` first, then each event with its sequence
+ * number as `id`, so a client reconnecting with Last-Event-ID gets exactly what it missed.
+ */
+export async function streamRun(service: AgentService, res: Response, o: StreamOptions): Promise<void> {
+  const path = runPath(o.threadId, o.run.run_id);
+  const { signal, done } = openEventStream(res, { ...(o.created ? { 'Content-Location': path } : {}), Location: `${path}/stream` });
   const after = Number.parseInt(o.lastEventId ?? '', 10);
   if (!Number.isFinite(after)) res.write(`event: metadata\ndata: ${JSON.stringify({ run_id: o.run.run_id, attempt: o.run.attempt || 1 })}\n\n`);
   try {
-    for await (const e of service.events(o.threadId, o.run.run_id, Number.isFinite(after) ? after : 0, abort.signal)) {
-      if (abort.signal.aborted) break;
+    for await (const e of service.events(o.threadId, o.run.run_id, Number.isFinite(after) ? after : 0, signal)) {
+      if (signal.aborted) break;
       res.write(`event: ${e.event}\ndata: ${e.data}\nid: ${e.seq}\n\n`);
     }
-    if (!abort.signal.aborted && (o.run.kwargs as { record_events?: boolean }).record_events === false && !Number.isFinite(after)) {
+    if (!signal.aborted && (o.run.kwargs as { record_events?: boolean }).record_events === false && !Number.isFinite(after)) {
       // a run nobody asked to stream kept no events: its stream is its end state
-      const ended = await service.waitForEnd(null, o.run.run_id, abort.signal);
-      if (ended && !abort.signal.aborted) {
-        const body = AgentService.finalBody(ended) as { __error__?: unknown };
-        res.write(body.__error__ ? `event: error\ndata: ${JSON.stringify(body.__error__)}\n\n` : `event: values\ndata: ${JSON.stringify(body)}\n\n`);
+      const ended = await service.waitForEnd(null, o.run.run_id, signal);
+      if (ended && !signal.aborted) {
+        const e = AgentService.endEvent(ended);
+        res.write(`event: ${e.event}\ndata: ${e.data}\n\n`);
       }
     }
   } finally {
-    res.off('close', onClose);
-    if (abort.signal.aborted && o.cancelOnDisconnect) await service.cancelQuietly(o.run.thread_id, o.run.run_id);
+    done();
+    if (signal.aborted && o.cancelOnDisconnect) await service.cancelQuietly(o.run.thread_id, o.run.run_id);
     if (o.dropAfter) {
       const ended = await service.waitForEnd(null, o.run.run_id);
       if (ended) await service.dropTemporaryThread(ended);
     }
-    if (!abort.signal.aborted) res.end();
+    if (!signal.aborted) res.end();
+  }
+}
+
+/**
+ * Streams a thread's run events as Server-Sent Events, run after run (each run's `metadata` first), ids
+ * "<run_id>:<seq>", until the client goes away; Location lets the published client reconnect with
+ * Last-Event-ID. Ends by itself only when the thread is deleted.
+ */
+export async function streamThread(service: AgentService, res: Response, o: { threadId: string; after: ThreadStreamCursor | null }): Promise<void> {
+  const { signal, done } = openEventStream(res, { Location: `/threads/${o.threadId}/stream` });
+  try {
+    for await (const e of service.threadEvents(o.threadId, o.after, signal)) {
+      if (signal.aborted) break;
+      res.write(`event: ${e.event}\ndata: ${e.data}\nid: ${e.id}\n\n`);
+    }
+  } finally {
+    done();
+    if (!signal.aborted) res.end();
   }
 }
 

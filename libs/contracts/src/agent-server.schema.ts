@@ -178,6 +178,15 @@ export const agentThreadUpdateStateSchema = z
   .strict();
 export type AgentThreadUpdateState = z.infer<typeof agentThreadUpdateStateSchema>;
 
+/**
+ * PATCH /threads/{id}/state (client.threads.patchState): metadata merged into a checkpoint's metadata, the
+ * thread's latest unless one is named (the published client sends only `metadata`).
+ */
+export const agentThreadPatchStateSchema = z
+  .object({ metadata: jsonObject, checkpoint_id: z.string().min(1).optional(), checkpoint: checkpointRefSchema.optional() })
+  .strict();
+export type AgentThreadPatchState = z.infer<typeof agentThreadPatchStateSchema>;
+
 /** POST /threads/{id}/state/checkpoint (client.threads.getState with a checkpoint object). */
 export const agentThreadStateAtSchema = z.object({ checkpoint: checkpointRefSchema, subgraphs: z.boolean().optional() }).strict();
 
@@ -256,6 +265,23 @@ export const agentRunJoinStreamQuerySchema = z
     stream_mode: z.string().optional(),
   })
   .strict();
+
+/**
+ * GET /threads/{id}/stream (client.threads.joinStream): only the runs' own events (`run_modes`, the
+ * default) are streamed; the lifecycle and state_update modes are refused.
+ */
+export const agentThreadStreamQuerySchema = z
+  .object({ stream_mode: z.union([z.literal('run_modes'), z.array(z.literal('run_modes'))]).optional() })
+  .strict();
+
+/** A thread stream's event id: the run and the event's sequence number in it (0 for the run's metadata). */
+export const agentThreadEventIdSchema = z
+  .string()
+  .regex(/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}:\d{1,9}$/i, 'Expected "<run_id>:<seq>", an id of this thread stream')
+  .transform((v) => {
+    const [runId, seq] = v.split(':') as [string, string];
+    return { run_id: runId.toLowerCase(), seq: Number(seq) };
+  });
 
 export interface AgentRun {
   run_id: string;
