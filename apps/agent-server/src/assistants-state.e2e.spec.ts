@@ -1,6 +1,7 @@
 import { Client } from '@langchain/langgraph-sdk';
 import { Client as Pg } from 'pg';
 import { useAgentServer, type TestAgentServer } from './testing/harness';
+import { contents, detail, MISSING, statusOf, user } from './testing/sdk';
 
 jest.setTimeout(60_000);
 
@@ -8,29 +9,15 @@ let server: TestAgentServer & { dropDatabase(): Promise<void> };
 let client: Client;
 let pg: Pg;
 
-const user = (content: string) => ({ messages: [{ role: 'user', content }] });
-type Msg = { type: string; content: string };
 /** updateState's answer: the reference server's {checkpoint} (the client's type only names {configurable}, also sent). */
 const ckOf = (r: unknown) => (r as { checkpoint: { checkpoint_id: string }; configurable: { checkpoint_id: string } });
 /** A checkpoint reference as getState accepts it (the client's type asks for every field). */
 const ref = (c: Record<string, unknown>) => c as unknown as Parameters<Client['threads']['getState']>[1];
-const contents = (values: unknown) => ((values as { messages: Msg[] }).messages ?? []).map((m) => `${m.type}:${m.content}`);
 const count = async (sql: string, params: unknown[] = []) => Number((await pg.query<{ n: string }>(sql, params)).rows[0].n);
-const MISSING = '00000000-0000-4000-8000-000000000000';
-/** Status of an SDK error (it throws Error("HTTP <status>: <body>") with .status). */
-const statusOf = async (p: Promise<unknown>): Promise<number> => {
-  try {
-    await p;
-  } catch (err) {
-    return (err as { status?: number }).status ?? -1;
-  }
-  return 200;
-};
 const post = (path: string, body: unknown) =>
   fetch(`${server.url}${path}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
 const patch = (path: string, body: unknown) =>
   fetch(`${server.url}${path}`, { method: 'PATCH', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
-const detail = async (r: Response) => ((await r.json()) as { detail: { loc: (string | number)[]; msg: string; type: string }[] }).detail;
 
 useAgentServer((f) => ({ server, client, pg } = f));
 

@@ -5,13 +5,11 @@ import { dirname, join } from 'node:path';
 import { Client as Pg } from 'pg';
 import { createTestDatabase, startAppProcess, type AppProcess } from '@th/testing';
 import { TEST_GRAPHS_CONFIG, startTestAgentServer } from './testing/harness';
+import { contents, user } from './testing/sdk';
 
 // Needs `npm run build` first: the agent server runs here as its own OS process (node scripts/run.js agent-server).
 jest.setTimeout(120_000);
 
-const user = (content: string) => ({ messages: [{ role: 'user', content }] });
-type Msg = { type: string; content: string };
-const contents = (values: unknown) => ((values as { messages: Msg[] }).messages ?? []).map((m) => `${m.type}:${m.content}`);
 
 let db: { url: string; drop(): Promise<void> };
 let graphsDir: string;

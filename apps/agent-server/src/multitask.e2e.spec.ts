@@ -1,6 +1,7 @@
 import { Client } from '@langchain/langgraph-sdk';
 import { Client as Pg } from 'pg';
 import { useAgentServer, type TestAgentServer } from './testing/harness';
+import { contents, statusOf, user } from './testing/sdk';
 
 jest.setTimeout(60_000);
 
@@ -8,17 +9,6 @@ let server: TestAgentServer & { dropDatabase(): Promise<void> };
 let client: Client;
 let pg: Pg;
 
-const user = (content: string) => ({ messages: [{ role: 'user', content }] });
-type Msg = { type: string; content: string };
-const contents = (values: unknown) => ((values as { messages: Msg[] }).messages ?? []).map((m) => `${m.type}:${m.content}`);
-const statusOf = async (p: Promise<unknown>): Promise<number> => {
-  try {
-    await p;
-  } catch (err) {
-    return (err as { status?: number }).status ?? -1;
-  }
-  return 200;
-};
 
 /** Starts a slow run and returns once it is executing (its first `values` event, the input, has been streamed). */
 async function startRunning(threadId: string, text: string): Promise<string> {

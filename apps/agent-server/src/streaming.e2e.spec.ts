@@ -1,14 +1,12 @@
 import { Client } from '@langchain/langgraph-sdk';
 import { startTestAgentServer, type TestAgentServer } from './testing/harness';
+import { contents, type Msg, user } from './testing/sdk';
 
 jest.setTimeout(60_000);
 
 let server: TestAgentServer & { dropDatabase(): Promise<void> };
 let client: Client;
 
-const user = (content: string) => ({ messages: [{ role: 'user', content }] });
-type Msg = { type: string; content: string };
-const contents = (values: unknown) => ((values as { messages: Msg[] }).messages ?? []).map((m) => `${m.type}:${m.content}`);
 
 /** Reads a raw SSE response into frames (bounded by the response's end). */
 async function frames(res: Response): Promise<{ event: string; data: unknown; id?: string }[]> {

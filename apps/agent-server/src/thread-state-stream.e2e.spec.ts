@@ -1,6 +1,7 @@
 import { Client } from '@langchain/langgraph-sdk';
 import { Client as Pg } from 'pg';
 import { useAgentServer, type TestAgentServer } from './testing/harness';
+import { contents, detail, MISSING, statusOf, user } from './testing/sdk';
 
 jest.setTimeout(60_000);
 
@@ -8,23 +9,9 @@ let server: TestAgentServer & { dropDatabase(): Promise<void> };
 let client: Client;
 let pg: Pg;
 
-const user = (content: string) => ({ messages: [{ role: 'user', content }] });
-type Msg = { type: string; content: string };
 type Frame = { id?: string; event: string; data: unknown };
-const contents = (values: unknown) => ((values as { messages: Msg[] }).messages ?? []).map((m) => `${m.type}:${m.content}`);
-const MISSING = '00000000-0000-4000-8000-000000000000';
-/** Status of an SDK error (it throws Error("HTTP <status>: <body>") with .status). */
-const statusOf = async (p: Promise<unknown>): Promise<number> => {
-  try {
-    await p;
-  } catch (err) {
-    return (err as { status?: number }).status ?? -1;
-  }
-  return 200;
-};
 const patch = (path: string, body: unknown) =>
   fetch(`${server.url}${path}`, { method: 'PATCH', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
-const detail = async (r: Response) => ((await r.json()) as { detail: { loc: (string | number)[]; msg: string; type: string }[] }).detail;
 const metadataRows = async (threadId: string) =>
   (await pg.query<{ checkpoint_id: string; metadata: unknown }>(`SELECT checkpoint_id, metadata FROM agent_server.checkpoints WHERE thread_id = $1 ORDER BY checkpoint_id`, [threadId])).rows;
 
