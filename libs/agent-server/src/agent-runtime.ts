@@ -4,6 +4,9 @@ import type { AgentServerConfig } from './agent-server.config';
 import { AgentRepository } from './agent.repository';
 import { AgentCheckpointer } from './checkpointer';
 import { AgentService } from './agent.service';
+import { CronScheduler } from './cron-scheduler';
+import { CronRepository } from './cron.repository';
+import { CronService } from './cron.service';
 import { loadGraphs, type LoadedGraph } from './graph-registry';
 import { AGENT_SCHEMA, migrateAgentSchema } from './migrations';
 import { Notifier } from './notifier';
@@ -23,6 +26,8 @@ export class AgentRuntime {
     readonly worker: RunWorker,
     readonly service: AgentService,
     readonly store: StoreService,
+    readonly crons: CronService,
+    private readonly scheduler: CronScheduler,
     private readonly tracing: Tracing | null,
   ) {}
 
@@ -48,7 +53,10 @@ export class AgentRuntime {
       });
       worker.start();
       const service = new AgentService(repo, notifier, graphs, config.WORKER_CONCURRENCY > 0 ? worker : null);
-      return new AgentRuntime(pool, notifier, graphs, worker, service, new StoreService(new StoreRepository(pool)), tracing);
+      const crons = new CronService(new CronRepository(pool), service);
+      const scheduler = new CronScheduler(crons, config.CRON_TICK_MS);
+      scheduler.start();
+      return new AgentRuntime(pool, notifier, graphs, worker, service, new StoreService(new StoreRepository(pool)), crons, scheduler, tracing);
     } catch (err) {
       await pool.end().catch(() => undefined);
       throw err;
@@ -59,8 +67,9 @@ export class AgentRuntime {
     await this.pool.query('SELECT 1');
   }
 
-  /** Stop taking runs (finishing the running ones briefly), flush traces, close connections. */
+  /** Stop firing crons, stop taking runs (finishing the running ones briefly), flush traces, close connections. */
   async close(graceMs = 10_000): Promise<void> {
+    await this.scheduler.stop();
     await this.worker.stop(graceMs);
     if (this.tracing) await this.tracing.flush().catch((err: Error) => this.logger.warn({ msg: 'trace flush failed', error: err.message }));
     await this.notifier.close();

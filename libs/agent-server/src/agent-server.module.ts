@@ -3,6 +3,7 @@ import { HealthRegistry } from '@th/platform';
 import { AGENT_SERVER_CONFIG, type AgentServerConfig } from './agent-server.config';
 import { AGENT_SERVICE, AssistantsController, HealthOkController, RunsController, ThreadsController } from './agent.controllers';
 import { AgentRuntime } from './agent-runtime';
+import { CRON_SERVICE, CronsController } from './cron.controller';
 import { STORE_SERVICE, StoreController } from './store.controller';
 
 const AGENT_RUNTIME = Symbol('AGENT_RUNTIME');
@@ -24,7 +25,7 @@ class AgentLifecycle implements OnModuleInit, OnApplicationShutdown {
 }
 
 /**
- * The agent server ({deployment_url}): assistants, threads, runs and the store over the graphs of one
+ * The agent server ({deployment_url}): assistants, threads, runs, crons and the store over the graphs of one
  * deployment, with PostgreSQL as record, queue and checkpoint store. Needs no bus.
  */
 @Module({})
@@ -32,12 +33,13 @@ export class AgentServerModule {
   static forRoot(config: AgentServerConfig): DynamicModule {
     return {
       module: AgentServerModule,
-      controllers: [HealthOkController, AssistantsController, ThreadsController, RunsController, StoreController],
+      controllers: [HealthOkController, AssistantsController, ThreadsController, RunsController, StoreController, CronsController],
       providers: [
         { provide: AGENT_SERVER_CONFIG, useValue: config },
         { provide: AGENT_RUNTIME, useFactory: () => AgentRuntime.start(config) },
         { provide: AGENT_SERVICE, useFactory: (rt: AgentRuntime) => rt.service, inject: [AGENT_RUNTIME] },
         { provide: STORE_SERVICE, useFactory: (rt: AgentRuntime) => rt.store, inject: [AGENT_RUNTIME] },
+        { provide: CRON_SERVICE, useFactory: (rt: AgentRuntime) => rt.crons, inject: [AGENT_RUNTIME] },
         { provide: AgentLifecycle, useClass: AgentLifecycle },
       ],
     };

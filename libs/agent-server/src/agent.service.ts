@@ -369,6 +369,16 @@ export class AgentService {
   }
 
   /**
+   * Checks a run body as createRun does (422 at `loc`, 404 for the assistant or its graph, the graph's input
+   * schema) without writing anything: a cron's payload, checked when the cron is created or changed.
+   */
+  async checkRunBody(body: unknown, loc: (string | number)[]): Promise<{ body: z.infer<typeof agentRunCreateSchema>; assistant: AgentAssistant }> {
+    const b = parseOrThrow(agentRunCreateSchema, body ?? {}, loc);
+    await this.prepareRun(null, b, { stream: false }, loc);
+    return { body: b, assistant: await this.resolveAssistant(b.assistant_id) };
+  }
+
+  /**
    * POST /runs/batch: stateless background runs, all validated (422 at ["body", i, ...]) and their
    * assistants resolved (404) before any is written, then created in one transaction.
    */

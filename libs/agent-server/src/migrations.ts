@@ -88,6 +88,25 @@ const STATEMENTS = [
      expires_at timestamptz,
      PRIMARY KEY (namespace, key))`,
   `CREATE INDEX IF NOT EXISTS store_items_expires ON ${AGENT_SCHEMA}.store_items (expires_at) WHERE expires_at IS NOT NULL`,
+  // Crons (client.crons.*): a schedule and the run payload to create at each firing. A thread cron goes with
+  // its thread; a stateless one (thread_id null) runs on a new thread each time.
+  `CREATE TABLE IF NOT EXISTS ${AGENT_SCHEMA}.crons (
+     cron_id uuid PRIMARY KEY,
+     assistant_id uuid NOT NULL REFERENCES ${AGENT_SCHEMA}.assistants (assistant_id) ON DELETE CASCADE,
+     thread_id uuid REFERENCES ${AGENT_SCHEMA}.threads (thread_id) ON DELETE CASCADE,
+     user_id text,
+     schedule text NOT NULL,
+     payload jsonb NOT NULL,
+     metadata jsonb NOT NULL DEFAULT '{}',
+     on_run_completed text,
+     enabled boolean NOT NULL DEFAULT true,
+     end_time timestamptz,
+     next_run_date timestamptz NOT NULL,
+     created_at timestamptz NOT NULL DEFAULT now(),
+     updated_at timestamptz NOT NULL DEFAULT now())`,
+  `CREATE INDEX IF NOT EXISTS crons_due ON ${AGENT_SCHEMA}.crons (next_run_date) WHERE enabled`,
+  `CREATE INDEX IF NOT EXISTS crons_thread ON ${AGENT_SCHEMA}.crons (thread_id) WHERE thread_id IS NOT NULL`,
+  `CREATE INDEX IF NOT EXISTS crons_assistant ON ${AGENT_SCHEMA}.crons (assistant_id)`,
 ];
 
 /** Creates the agent server's tables (idempotent) and the checkpointer's, under one advisory lock. */

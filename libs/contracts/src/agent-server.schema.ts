@@ -306,6 +306,112 @@ export interface AgentThreadState {
   interrupts: unknown[];
 }
 
+// --- crons ---------------------------------------------------------------------------------------
+
+/** The run fields a cron keeps as its payload and gives every run it creates. */
+const cronRunShape = {
+  assistant_id: agentRunCreateShape.assistant_id,
+  input: agentRunCreateShape.input,
+  config: agentRunCreateShape.config,
+  context: agentRunCreateShape.context,
+  metadata: agentRunCreateShape.metadata,
+  interrupt_before: agentRunCreateShape.interrupt_before,
+  interrupt_after: agentRunCreateShape.interrupt_after,
+  webhook: agentRunCreateShape.webhook,
+  multitask_strategy: agentRunCreateShape.multitask_strategy,
+  if_not_exists: agentRunCreateShape.if_not_exists,
+  checkpoint_during: agentRunCreateShape.checkpoint_during,
+  durability: agentRunCreateShape.durability,
+};
+const cronEndTime = z.iso.datetime({ offset: true });
+/** What a stateless cron does with each run's new thread once the run has ended. */
+const onRunCompleted = z.enum(['delete', 'keep']);
+
+/**
+ * POST /runs/crons and POST /threads/{id}/runs/crons (client.crons.create / createForThread): a 5-field
+ * schedule in UTC (checked by the server), when to stop, and the run to create at each firing.
+ */
+export const agentCronCreateSchema = z
+  .object({
+    ...cronRunShape,
+    schedule: z.string().min(1).max(200),
+    end_time: cronEndTime.nullable().optional(),
+    on_run_completed: onRunCompleted.optional(),
+    enabled: z.boolean().optional(),
+  })
+  .strict();
+export type AgentCronCreate = z.infer<typeof agentCronCreateSchema>;
+
+/** PATCH /runs/crons/{id} (client.crons.update): only the fields sent change; metadata is merged. */
+export const agentCronUpdateSchema = z
+  .object({
+    schedule: z.string().min(1).max(200).optional(),
+    end_time: cronEndTime.nullable().optional(),
+    input: cronRunShape.input,
+    metadata: cronRunShape.metadata,
+    config: cronRunShape.config,
+    context: cronRunShape.context,
+    webhook: cronRunShape.webhook,
+    interrupt_before: cronRunShape.interrupt_before,
+    interrupt_after: cronRunShape.interrupt_after,
+    on_run_completed: onRunCompleted.optional(),
+    enabled: z.boolean().optional(),
+  })
+  .strict();
+export type AgentCronUpdate = z.infer<typeof agentCronUpdateSchema>;
+
+export const AGENT_CRON_FIELDS = [
+  'cron_id',
+  'assistant_id',
+  'thread_id',
+  'on_run_completed',
+  'end_time',
+  'schedule',
+  'created_at',
+  'updated_at',
+  'payload',
+  'user_id',
+  'next_run_date',
+  'metadata',
+  'enabled',
+] as const;
+export type AgentCronField = (typeof AGENT_CRON_FIELDS)[number];
+
+/** POST /runs/crons/count: the search filters alone. */
+export const agentCronCountSchema = z
+  .object({ assistant_id: uuid.optional(), thread_id: uuid.optional(), enabled: z.boolean().optional() })
+  .strict();
+export type AgentCronCount = z.infer<typeof agentCronCountSchema>;
+
+/** POST /runs/crons/search. `select` may also name "now", the server's time when it answered. */
+export const agentCronSearchSchema = agentCronCountSchema
+  .extend({
+    limit,
+    offset,
+    sort_by: z.enum(['cron_id', 'assistant_id', 'thread_id', 'created_at', 'updated_at', 'next_run_date']).default('created_at'),
+    sort_order: sortOrder.default('desc'),
+    select: z.array(z.enum([...AGENT_CRON_FIELDS, 'now'])).min(1).optional(),
+  })
+  .strict();
+export type AgentCronSearch = z.infer<typeof agentCronSearchSchema>;
+
+/** A cron as the published client's Cron type reads it; user_id is always null (no per-user crons). */
+export interface AgentCron {
+  cron_id: string;
+  assistant_id: string;
+  thread_id: string | null;
+  on_run_completed: 'delete' | 'keep' | null;
+  end_time: string | null;
+  schedule: string;
+  created_at: string;
+  updated_at: string;
+  payload: Record<string, unknown>;
+  user_id: string | null;
+  next_run_date: string | null;
+  metadata: Record<string, unknown>;
+  enabled: boolean;
+}
+
 /** The graph configuration file (langgraph_config_path): graph names mapped to "./module.js:export". */
 export const agentGraphsConfigFileSchema = z
   .object({

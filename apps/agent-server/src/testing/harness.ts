@@ -42,11 +42,14 @@ export interface AgentServerFixture {
   pg: Pg;
 }
 
-/** Starts a test agent server on a fresh database for the enclosing file, and removes both afterwards. */
-export function useAgentServer(ready: (fixture: AgentServerFixture) => void): void {
+/**
+ * Starts a test agent server on a fresh database for the enclosing file, and removes both afterwards;
+ * `env` overrides its configuration (e.g. a short CRON_TICK_MS).
+ */
+export function useAgentServer(ready: (fixture: AgentServerFixture) => void, env: Record<string, string> = {}): void {
   let fixture: AgentServerFixture | undefined;
   beforeAll(async () => {
-    const server = await startTestAgentServer();
+    const server = await startTestAgentServer(env);
     const pg = new Pg({ connectionString: server.databaseUrl });
     await pg.connect();
     fixture = { server, client: new Client({ apiUrl: server.url, apiKey: null, defaultHeaders: {} }), pg };
