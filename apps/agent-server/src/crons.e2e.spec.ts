@@ -1,6 +1,7 @@
 import type { Client } from '@langchain/langgraph-sdk';
 import type { Client as Pg } from 'pg';
 import { useAgentServer, type TestAgentServer } from './testing/harness';
+import { contents, MISSING, statusOf, user } from './testing/sdk';
 
 jest.setTimeout(60_000);
 
@@ -12,25 +13,12 @@ let pg: Pg;
 useAgentServer((f) => ({ server, client, pg } = f), { CRON_TICK_MS: '100' });
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
-const MISSING = '00000000-0000-4000-8000-000000000000';
-const user = (content: string) => ({ messages: [{ role: 'user', content }] });
-type Msg = { type: string; content: string };
-const contents = (values: unknown) => ((values as { messages?: Msg[] }).messages ?? []).map((m) => `${m.type}:${m.content}`);
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const count = async (sql: string, params: unknown[] = []) => Number((await pg.query<{ n: string }>(sql, params)).rows[0].n);
 const cronRows = () => count('SELECT count(*) AS n FROM agent_server.crons');
 const nextRunDate = async (cronId: string) => (await pg.query<{ d: Date }>('SELECT next_run_date AS d FROM agent_server.crons WHERE cron_id = $1', [cronId])).rows[0]!.d;
 /** Makes a cron due now, as if its minute had come. */
 const makeDue = (cronId: string) => pg.query(`UPDATE agent_server.crons SET next_run_date = now() - interval '1 minute' WHERE cron_id = $1`, [cronId]);
-/** Status of an SDK error (it throws with .status), 200 when the call succeeded. */
-const statusOf = async (p: Promise<unknown>): Promise<number> => {
-  try {
-    await p;
-  } catch (err) {
-    return (err as { status?: number }).status ?? -1;
-  }
-  return 200;
-};
 const send = (method: string, path: string, body: unknown) =>
   fetch(`${server.url}${path}`, { method, headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
 type Detail = { loc: (string | number)[]; msg: string; type: string }[];
