@@ -1,7 +1,7 @@
 import type { Client } from '@langchain/langgraph-sdk';
 import type { Client as Pg } from 'pg';
 import { useAgentServer, type TestAgentServer } from './testing/harness';
-import { contents, MISSING, statusOf, user } from './testing/sdk';
+import { contents, MISSING, statusOf, user, detail422, sendJson } from './testing/sdk';
 
 jest.setTimeout(60_000);
 
@@ -19,16 +19,7 @@ const cronRows = () => count('SELECT count(*) AS n FROM agent_server.crons');
 const nextRunDate = async (cronId: string) => (await pg.query<{ d: Date }>('SELECT next_run_date AS d FROM agent_server.crons WHERE cron_id = $1', [cronId])).rows[0]!.d;
 /** Makes a cron due now, as if its minute had come. */
 const makeDue = (cronId: string) => pg.query(`UPDATE agent_server.crons SET next_run_date = now() - interval '1 minute' WHERE cron_id = $1`, [cronId]);
-const send = (method: string, path: string, body: unknown) =>
-  fetch(`${server.url}${path}`, { method, headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
-type Detail = { loc: (string | number)[]; msg: string; type: string }[];
-const detail422 = async (r: Response): Promise<Detail> => {
-  expect(r.status).toBe(422);
-  const body = (await r.json()) as { detail: Detail };
-  expect(body.detail.length).toBeGreaterThan(0);
-  for (const d of body.detail) expect(d).toEqual({ loc: expect.any(Array), msg: expect.any(String), type: expect.any(String) });
-  return body.detail;
-};
+const send = (method: string, path: string, body: unknown) => sendJson(server.url, method, path, body);
 /** Polls `probe` every 50 ms until it answers something other than undefined, for at most `ms`. */
 async function waitFor<T>(what: string, probe: () => Promise<T | undefined>, ms = 10_000): Promise<T> {
   const deadline = Date.now() + ms;

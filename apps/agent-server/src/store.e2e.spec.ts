@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { Client } from '@langchain/langgraph-sdk';
 import type { Client as Pg } from 'pg';
 import { useAgentServer, type TestAgentServer } from './testing/harness';
+import { detail422, sendJson } from './testing/sdk';
 
 jest.setTimeout(60_000);
 
@@ -14,18 +15,7 @@ useAgentServer((f) => ({ server, client, pg } = f));
 /** Each test works under its own root label, so tests never see each other's items. */
 const root = () => `t${randomUUID().slice(0, 8)}`;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-const send = (method: string, path: string, body: unknown) =>
-  fetch(`${server.url}${path}`, { method, headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
-type Detail = { loc: (string | number)[]; msg: string; type: string }[];
-/** A 422 answer: {detail: [{loc, msg, type}]} and nothing else in each entry. */
-const detail422 = async (r: Response): Promise<Detail> => {
-  expect(r.status).toBe(422);
-  const body = (await r.json()) as { detail: Detail };
-  expect(Object.keys(body)).toEqual(['detail']);
-  expect(body.detail.length).toBeGreaterThan(0);
-  for (const d of body.detail) expect(d).toEqual({ loc: expect.any(Array), msg: expect.any(String), type: expect.any(String) });
-  return body.detail;
-};
+const send = (method: string, path: string, body: unknown) => sendJson(server.url, method, path, body);
 const rowsUnder = async (label: string) =>
   Number((await pg.query<{ n: string }>(`SELECT count(*) AS n FROM agent_server.store_items WHERE namespace[1] = $1`, [label])).rows[0].n);
 /** The fields as the server sends them (the client's Item type names only the camelCase copies it adds). */

@@ -23,3 +23,19 @@ export const statusOf = async (p: Promise<unknown>): Promise<number> => {
 
 /** The `detail` list of a 422 answer. */
 export const detail = async (r: Response) => ((await r.json()) as { detail: { loc: (string | number)[]; msg: string; type: string }[] }).detail;
+
+export type Detail = { loc: (string | number)[]; msg: string; type: string }[];
+
+/** A 422 answer: {detail: [{loc, msg, type}]}, nothing else in the body, and at least one entry. */
+export const detail422 = async (r: Response): Promise<Detail> => {
+  expect(r.status).toBe(422);
+  const body = (await r.json()) as { detail: Detail };
+  expect(Object.keys(body)).toEqual(['detail']);
+  expect(body.detail.length).toBeGreaterThan(0);
+  for (const d of body.detail) expect(d).toEqual({ loc: expect.any(Array), msg: expect.any(String), type: expect.any(String) });
+  return body.detail;
+};
+
+/** A JSON request straight to the server (for what the client cannot send). */
+export const sendJson = (baseUrl: string, method: string, path: string, body: unknown) =>
+  fetch(`${baseUrl}${path}`, { method, headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
