@@ -14,6 +14,7 @@ import { RunWorker } from './run-worker';
 import { StoreRepository } from './store.repository';
 import { StoreService } from './store.service';
 import { createTracing, type Tracing } from './tracing';
+import { RunWebhooks } from './webhook';
 
 /** Everything one agent-server process owns, started in order and closed in reverse. */
 export class AgentRuntime {
@@ -29,6 +30,7 @@ export class AgentRuntime {
     readonly crons: CronService,
     private readonly scheduler: CronScheduler,
     private readonly tracing: Tracing | null,
+    private readonly webhooks: RunWebhooks,
   ) {}
 
   static async start(config: AgentServerConfig): Promise<AgentRuntime> {
@@ -43,6 +45,7 @@ export class AgentRuntime {
       const notifier = new Notifier(config.DATABASE_URL);
       await notifier.start();
       const tracing = createTracing(config);
+      const webhooks = new RunWebhooks();
       const worker = new RunWorker(repo, notifier, graphs, {
         concurrency: config.WORKER_CONCURRENCY,
         leaseSeconds: config.RUN_LEASE_SECONDS,
@@ -50,13 +53,14 @@ export class AgentRuntime {
         durability: config.RUN_DURABILITY,
         callbacks: () => (tracing ? [tracing.tracer()] : []),
         checkpointer: saver,
+        ended: webhooks,
       });
       worker.start();
-      const service = new AgentService(repo, notifier, graphs, config.WORKER_CONCURRENCY > 0 ? worker : null);
+      const service = new AgentService(repo, notifier, graphs, config.WORKER_CONCURRENCY > 0 ? worker : null, webhooks);
       const crons = new CronService(new CronRepository(pool), service);
       const scheduler = new CronScheduler(crons, config.CRON_TICK_MS);
       scheduler.start();
-      return new AgentRuntime(pool, notifier, graphs, worker, service, new StoreService(new StoreRepository(pool)), crons, scheduler, tracing);
+      return new AgentRuntime(pool, notifier, graphs, worker, service, new StoreService(new StoreRepository(pool)), crons, scheduler, tracing, webhooks);
     } catch (err) {
       await pool.end().catch(() => undefined);
       throw err;
@@ -67,10 +71,11 @@ export class AgentRuntime {
     await this.pool.query('SELECT 1');
   }
 
-  /** Stop firing crons, stop taking runs (finishing the running ones briefly), flush traces, close connections. */
+  /** Stop firing crons, stop taking runs (finishing the running ones briefly), deliver webhooks under way, flush traces, close connections. */
   async close(graceMs = 10_000): Promise<void> {
     await this.scheduler.stop();
     await this.worker.stop(graceMs);
+    await this.webhooks.close();
     if (this.tracing) await this.tracing.flush().catch((err: Error) => this.logger.warn({ msg: 'trace flush failed', error: err.message }));
     await this.notifier.close();
     await this.pool.end();

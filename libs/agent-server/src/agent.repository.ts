@@ -94,7 +94,8 @@ export interface CreateRunOptions {
 }
 
 export type CreateRunOutcome =
-  | { kind: 'created'; run: RunRow; cancelled: string[] }
+  /** cancelled: the runs a multitask strategy stopped; ended: those of them that ended at once (pending runs interrupted). */
+  | { kind: 'created'; run: RunRow; cancelled: string[]; ended: RunRow[] }
   | { kind: 'thread_missing' }
   | { kind: 'busy' };
 
@@ -521,7 +522,7 @@ export class AgentRepository {
     const row = r.rows[0];
     if (!row) return { kind: 'thread_missing' };
     delete (row as Partial<typeof row>).x_notified;
-    return { kind: 'created', run: row, cancelled: [] };
+    return { kind: 'created', run: row, cancelled: [], ended: [] };
   }
 
   /** Creates several runs in one transaction: all of them or, on any failure, none. */
@@ -550,6 +551,7 @@ export class AgentRepository {
       [run.thread_id],
     );
     const cancelled: string[] = [];
+    const ended: RunRow[] = [];
     if (active.rowCount) {
       if (run.multitask_strategy === 'reject') return { kind: 'busy' };
       if (run.multitask_strategy === 'interrupt' || run.multitask_strategy === 'rollback') {
@@ -557,7 +559,7 @@ export class AgentRepository {
           cancelled.push(a.run_id);
           if (a.status === 'pending') {
             if (run.multitask_strategy === 'rollback') await c.query(`DELETE FROM ${S}.runs WHERE run_id = $1`, [a.run_id]);
-            else await c.query(`UPDATE ${S}.runs SET status = 'interrupted', updated_at = now() WHERE run_id = $1`, [a.run_id]);
+            else ended.push(...(await c.query<RunRow>(`UPDATE ${S}.runs SET status = 'interrupted', updated_at = now() WHERE run_id = $1 RETURNING ${RUN_COLUMNS}`, [a.run_id])).rows);
             await c.query(`SELECT pg_notify($1, $2)`, [CHANNELS.done, a.run_id]);
           } else {
             await c.query(`UPDATE ${S}.runs SET cancel_action = $2, updated_at = now() WHERE run_id = $1`, [a.run_id, run.multitask_strategy]);
@@ -578,7 +580,7 @@ export class AgentRepository {
        SELECT ins.* FROM ins CROSS JOIN (SELECT pg_notify($10, '')) n`,
       [run.run_id, run.thread_id, run.assistant_id, run.graph_id, json(run.metadata), json(run.kwargs), run.multitask_strategy, run.after_seconds, json(patch), CHANNELS.pending],
     );
-    return { kind: 'created', run: ins.rows[0], cancelled };
+    return { kind: 'created', run: ins.rows[0], cancelled, ended };
   }
 
   async getRun(threadId: string | null, runId: string): Promise<RunRow | null> {
@@ -843,27 +845,27 @@ export class AgentRepository {
 
   /**
    * Runs whose lease lapsed (their worker died): back to pending while attempts remain, else error.
-   * Returns how many were requeued and failed.
+   * Returns how many were requeued, and the rows of those failed.
    */
-  async reapExpired(maxAttempts: number): Promise<{ requeued: number; failed: number }> {
+  async reapExpired(maxAttempts: number): Promise<{ requeued: number; failed: RunRow[] }> {
     return this.tx(async (c) => {
       const expired = await c.query<{ run_id: string; thread_id: string; attempt: number }>(
         `SELECT run_id, thread_id, attempt FROM ${S}.runs WHERE status = 'running' AND lease_expires < clock_timestamp() FOR UPDATE SKIP LOCKED`,
       );
       let requeued = 0;
-      let failed = 0;
+      const failed: RunRow[] = [];
       for (const r of expired.rows) {
         if (r.attempt < maxAttempts) {
           await c.query(`UPDATE ${S}.runs SET status = 'pending', lease_owner = NULL, lease_expires = NULL, updated_at = now() WHERE run_id = $1`, [r.run_id]);
           requeued++;
         } else {
           const error = { error: 'WorkerLost', message: `the worker executing this run stopped responding (attempt ${r.attempt} of ${maxAttempts})` };
-          await c.query(`UPDATE ${S}.runs SET status = 'error', error = $2, lease_owner = NULL, lease_expires = NULL, updated_at = now() WHERE run_id = $1`, [
-            r.run_id,
-            json(error),
-          ]);
+          const ended = await c.query<RunRow>(
+            `UPDATE ${S}.runs SET status = 'error', error = $2, lease_owner = NULL, lease_expires = NULL, updated_at = now() WHERE run_id = $1 RETURNING ${RUN_COLUMNS}`,
+            [r.run_id, json(error)],
+          );
           await c.query(`SELECT pg_notify($1, $2)`, [CHANNELS.done, r.run_id]);
-          failed++;
+          failed.push(...ended.rows);
         }
         await c.query(
           `UPDATE ${S}.threads SET active_run_id = NULL, updated_at = now(),

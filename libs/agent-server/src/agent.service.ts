@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { Logger } from '@nestjs/common';
 import {
   agentAssistantCreateSchema,
   agentAssistantGraphQuerySchema,
@@ -46,6 +47,7 @@ import {
 import type { CompiledGraphLike, LoadedGraph, StateSnapshotLike } from './graph-registry';
 import type { Notifier } from './notifier';
 import { toWire } from './serialize';
+import type { RunEndListener } from './webhook';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const TERMINAL: ReadonlySet<AgentRunStatus> = new Set(['success', 'error', 'timeout', 'interrupted']);
@@ -91,11 +93,15 @@ export interface RunExecutor {
 
 /** Assistants, threads and runs: the agent server's use cases, called by thin controllers. */
 export class AgentService {
+  private readonly logger = new Logger('agent-server');
+
   constructor(
     private readonly repo: AgentRepository,
     private readonly notifier: Notifier,
     private readonly graphs: Map<string, LoadedGraph>,
     private readonly executor: RunExecutor | null = null,
+    /** Told of the runs this service ends itself (pending runs interrupted), once committed. */
+    private readonly ended: RunEndListener | null = null,
   ) {}
 
   // --- assistants ----------------------------------------------------------------------------
@@ -365,6 +371,7 @@ export class AgentService {
     if (direct && outcome.kind === 'created' && outcome.run.status === 'running' && outcome.run.lease_owner === direct.owner) this.executor?.adopt(outcome.run);
     if (outcome.kind === 'thread_missing') throw notFound(`Thread ${threadId}`);
     if (outcome.kind === 'busy') throw conflict('Thread is busy with another run; multitask_strategy "reject" refused this one');
+    for (const r of outcome.ended) this.ended?.runEnded(r);
     return { run: outcome.run, body: b };
   }
 
@@ -477,9 +484,23 @@ export class AgentService {
   async cancelRun(threadId: string, runId: string, action: 'interrupt' | 'rollback', wait: boolean): Promise<void> {
     const tid = pathId(threadId, 'thread_id');
     const rid = pathId(runId, 'run_id');
-    const r = await this.repo.cancelRun(tid, rid, action);
+    const r = await this.cancelAndReport(tid, rid, action);
     if (r === 'absent') throw notFound(`Run ${runId}`);
     if (wait && r === 'signalled') await this.waitForEnd(tid, rid);
+  }
+
+  /** Cancels a run; a pending run it interrupts has ended here, and is reported (a running one is ended by its worker). */
+  private async cancelAndReport(threadId: string, runId: string, action: 'interrupt' | 'rollback'): ReturnType<AgentRepository['cancelRun']> {
+    const r = await this.repo.cancelRun(threadId, runId, action);
+    const ended = this.ended;
+    if (r === 'done' && action === 'interrupt' && ended) {
+      // read after the cancel is committed, and in the background: reporting never fails the cancel
+      void this.repo.getRun(threadId, runId).then(
+        (run) => run && isTerminal(run.status) && ended.runEnded(run),
+        (err: Error) => this.logger.warn({ msg: 'cancelled run not reported', run_id: runId, error: err.message }),
+      );
+    }
+    return r;
   }
 
   async deleteRun(threadId: string, runId: string): Promise<void> {
@@ -649,7 +670,7 @@ export class AgentService {
   }
 
   async cancelQuietly(threadId: string, runId: string): Promise<void> {
-    await this.repo.cancelRun(threadId, runId, 'interrupt').catch(() => undefined);
+    await this.cancelAndReport(threadId, runId, 'interrupt').catch(() => undefined);
   }
 }
 

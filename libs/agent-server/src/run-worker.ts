@@ -7,6 +7,7 @@ import { CHANNELS } from './agent.repository';
 import type { LoadedGraph } from './graph-registry';
 import type { Notifier } from './notifier';
 import { toWire } from './serialize';
+import type { RunEndListener } from './webhook';
 
 export interface WorkerOptions {
   concurrency: number;
@@ -17,6 +18,8 @@ export interface WorkerOptions {
   callbacks: () => unknown[];
   /** Told which threads a run starts on without any checkpoint (it can skip reading the latest one). */
   checkpointer?: { markEmpty(threadId: string): void; forget(threadId: string): void };
+  /** Told of each run this worker (or its reaper) ended, once the end is committed (webhooks). */
+  ended?: RunEndListener;
 }
 
 interface Active {
@@ -118,7 +121,8 @@ export class RunWorker {
   private async reap(): Promise<void> {
     try {
       const r = await this.repo.reapExpired(this.opts.maxAttempts);
-      if (r.requeued || r.failed) this.logger.warn({ msg: 'runs with lapsed leases', ...r });
+      if (r.requeued || r.failed.length) this.logger.warn({ msg: 'runs with lapsed leases', requeued: r.requeued, failed: r.failed.length });
+      for (const run of r.failed) this.opts.ended?.runEnded(run);
     } catch (err) {
       if (!this.stopped) this.logger.error({ msg: 'reaper failed', error: (err as Error).message });
     }
@@ -359,6 +363,7 @@ export class RunWorker {
     if (ended) {
       a.ended = ended;
       this.notifier.publishLocal(CHANNELS.done, run.run_id, ended);
+      this.opts.ended?.runEnded(ended);
     }
     if (done && outcome.status === 'rollback' && loaded) {
       // The thread's values are whatever the checkpoints left by earlier runs say.

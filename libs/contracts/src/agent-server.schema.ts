@@ -223,7 +223,11 @@ const agentRunCreateShape = {
   stream_resumable: z.boolean().optional(),
   interrupt_before: z.union([z.literal('*'), z.array(z.string())]).optional(),
   interrupt_after: z.union([z.literal('*'), z.array(z.string())]).optional(),
-  webhook: z.string().optional(),
+  /** Posted the run (its values, its error) when it ends: an absolute http(s) URL. */
+  webhook: z
+    .string()
+    .refine((u) => URL.canParse(u) && ['http:', 'https:'].includes(new URL(u).protocol), { message: 'webhook must be an absolute http or https URL' })
+    .optional(),
   multitask_strategy: z.enum(MULTITASK_STRATEGIES).optional(),
   after_seconds: z.number().min(0).max(86_400).optional(),
   if_not_exists: z.enum(['create', 'reject']).optional(),

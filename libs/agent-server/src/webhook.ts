@@ -1,0 +1,64 @@
+import { Logger } from '@nestjs/common';
+import { toRun, type RunRow } from './agent.repository';
+
+/** Told of every run that reached a terminal status, once its end is committed. */
+export interface RunEndListener {
+  runEnded(run: RunRow): void;
+}
+
+export interface RunWebhookOptions {
+  /** Bound on one POST (connect, send and answer). */
+  timeoutMs: number;
+  /** Wait before the one retry after a network error or a 5xx. */
+  retryDelayMs: number;
+}
+
+/** The body LangGraph Platform posts: the run as GET /threads/{id}/runs/{run_id} returns it, its final values, and its error if it failed. */
+export function webhookBody(run: RunRow): Record<string, unknown> {
+  const failed = run.status === 'error' || run.status === 'timeout';
+  return { ...toRun(run), values: run.result ?? {}, ...(failed ? { error: run.error ?? { error: 'Error', message: `run ended as ${run.status}` } } : {}) };
+}
+
+/**
+ * Posts a run's end to the webhook it was created with. Fire and forget: a delivery never delays or fails
+ * the run; it is retried once on a network error or 5xx, and a failure is only logged.
+ */
+export class RunWebhooks implements RunEndListener {
+  private readonly logger = new Logger('agent-webhooks');
+  private readonly inflight = new Set<Promise<void>>();
+
+  constructor(private readonly opts: RunWebhookOptions = { timeoutMs: 10_000, retryDelayMs: 500 }) {}
+
+  runEnded(run: RunRow): void {
+    const url = (run.kwargs as { webhook?: unknown }).webhook;
+    if (typeof url !== 'string' || url === '') return;
+    const p = this.deliver(url, JSON.stringify(webhookBody(run)), run.run_id).finally(() => this.inflight.delete(p));
+    this.inflight.add(p);
+  }
+
+  /** Waits for the deliveries under way (each is bounded by its timeouts); called on shutdown. */
+  async close(): Promise<void> {
+    await Promise.allSettled([...this.inflight]);
+  }
+
+  private async deliver(url: string, body: string, runId: string): Promise<void> {
+    // the URL may carry a token in its path or query: only its origin is logged
+    const target = URL.canParse(url) ? new URL(url).origin : '(invalid URL)';
+    let failure = '';
+    for (let attempt = 1; attempt <= 2; attempt++) {
+      try {
+        const res = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body, signal: AbortSignal.timeout(this.opts.timeoutMs) });
+        await res.body?.cancel();
+        if (res.status < 500) {
+          if (!res.ok) this.logger.warn({ msg: 'webhook refused', run_id: runId, target, status: res.status });
+          return;
+        }
+        failure = `HTTP ${res.status}`;
+      } catch (err) {
+        failure = (err as Error).message;
+      }
+      if (attempt === 1) await new Promise((r) => setTimeout(r, this.opts.retryDelayMs));
+    }
+    this.logger.warn({ msg: 'webhook not delivered', run_id: runId, target, error: failure });
+  }
+}
