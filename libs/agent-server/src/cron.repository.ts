@@ -20,18 +20,8 @@ export interface CronRow {
   updated_at: Date;
 }
 
-export interface NewCron {
-  cron_id: string;
-  assistant_id: string;
-  thread_id: string | null;
-  schedule: string;
-  payload: Record<string, unknown>;
-  metadata: Record<string, unknown>;
-  on_run_completed: 'delete' | 'keep' | null;
-  enabled: boolean;
-  end_time: string | null;
-  next_run_date: Date;
-}
+/** A cron to insert: the row's own columns, with end_time as the ISO text the request carried. */
+export type NewCron = Omit<CronRow, 'user_id' | 'created_at' | 'updated_at' | 'end_time'> & { end_time: string | null };
 
 /** The columns PATCH changes; absent ones are kept. `payload` is merged key by key, `metadata` merged into both copies. */
 export interface CronChanges {
@@ -151,8 +141,11 @@ export class CronRepository {
          ORDER BY next_run_date LIMIT $1 FOR UPDATE SKIP LOCKED`,
         [limit],
       );
-      for (const row of due.rows) {
-        await c.query(`UPDATE ${S}.crons SET next_run_date = $2 WHERE cron_id = $1`, [row.cron_id, nextRunOf(row)]);
+      if (due.rows.length > 0) {
+        await c.query(
+          `UPDATE ${S}.crons c SET next_run_date = v.next_run_date FROM unnest($1::uuid[], $2::timestamptz[]) AS v(cron_id, next_run_date) WHERE c.cron_id = v.cron_id`,
+          [due.rows.map((row) => row.cron_id), due.rows.map(nextRunOf)],
+        );
       }
       await c.query('COMMIT');
       return due.rows;

@@ -328,6 +328,8 @@ const cronRunShape = {
   durability: agentRunCreateShape.durability,
 };
 const cronEndTime = z.iso.datetime({ offset: true });
+/** A 5-field cron expression (its fields are checked by the server's schedule parser). */
+const cronSchedule = z.string().min(1).max(200);
 /** What a stateless cron does with each run's new thread once the run has ended. */
 const onRunCompleted = z.enum(['delete', 'keep']);
 
@@ -338,7 +340,7 @@ const onRunCompleted = z.enum(['delete', 'keep']);
 export const agentCronCreateSchema = z
   .object({
     ...cronRunShape,
-    schedule: z.string().min(1).max(200),
+    schedule: cronSchedule,
     end_time: cronEndTime.nullable().optional(),
     on_run_completed: onRunCompleted.optional(),
     enabled: z.boolean().optional(),
@@ -349,7 +351,7 @@ export type AgentCronCreate = z.infer<typeof agentCronCreateSchema>;
 /** PATCH /runs/crons/{id} (client.crons.update): only the fields sent change; metadata is merged. */
 export const agentCronUpdateSchema = z
   .object({
-    schedule: z.string().min(1).max(200).optional(),
+    schedule: cronSchedule.optional(),
     end_time: cronEndTime.nullable().optional(),
     input: cronRunShape.input,
     metadata: cronRunShape.metadata,
@@ -437,6 +439,8 @@ const storeLabel = z
   .refine((s) => !s.includes('.'), { message: "Namespace labels cannot contain periods ('.')" });
 /** In list-namespaces match conditions, a '*' label matches any one label (as LangGraph's stores do). */
 const storeNamespace = z.array(storeLabel);
+/** The namespace of one item: at least one label. */
+const storeItemNamespace = storeNamespace.min(1, 'Namespace cannot be empty');
 const storeKey = z.string().min(1, 'Key cannot be empty');
 /** Minutes (LangGraph's unit), fractions allowed; null or absent: the item never expires. */
 const storeTtl = z.number().positive().nullable().optional();
@@ -444,7 +448,7 @@ const storeTtl = z.number().positive().nullable().optional();
 /** PUT /store/items (client.store.putItem). `index` is accepted and ignored: there is no vector index. */
 export const agentStorePutSchema = z
   .object({
-    namespace: storeNamespace.min(1, 'Namespace cannot be empty'),
+    namespace: storeItemNamespace,
     key: storeKey,
     value: jsonObject,
     index: z.union([z.literal(false), z.array(z.string()), z.null()]).optional(),
@@ -454,7 +458,7 @@ export const agentStorePutSchema = z
 export type AgentStorePut = z.infer<typeof agentStorePutSchema>;
 
 /** DELETE /store/items (client.store.deleteItem). */
-export const agentStoreDeleteSchema = z.object({ namespace: storeNamespace.min(1, 'Namespace cannot be empty'), key: storeKey }).strict();
+export const agentStoreDeleteSchema = z.object({ namespace: storeItemNamespace, key: storeKey }).strict();
 export type AgentStoreDelete = z.infer<typeof agentStoreDeleteSchema>;
 
 const queryBoolean = z.enum(['true', 'false', '1', '0']).transform((v) => v === 'true' || v === '1');
