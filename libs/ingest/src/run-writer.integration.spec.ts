@@ -160,4 +160,21 @@ describe('run writer on ClickHouse (chDB)', () => {
     );
     expect(rows).toEqual([{ status: 'success', name: 'root', inputs: '{"q":1}', outputs: '{"a":3}' }]);
   });
+
+  it('a batch with more new runs than one lookup query can name is written whole, and again when redelivered', async () => {
+    // 6,000 ids: more than one embedded lookup can carry (parameters are inlined, max_query_size is 256 KiB).
+    const ids = Array.from({ length: 6_000 }, () => randomUUID());
+    const batch = ids.map((id, i) => message(post(id), 100 + i));
+    await new RunWriterService(bus, ch, { ...options, writerCacheEntries: 0 }, new PriceMapRepository(ch)).handle(batch);
+    // delivered again to a writer that remembers nothing: every id is looked up and found
+    await new RunWriterService(bus, ch, { ...options, writerCacheEntries: 0 }, new PriceMapRepository(ch)).handle(batch);
+    const [{ n, versions }] = await ch.query<{ n: string; versions: string }>(
+      'SELECT uniqExact(id) AS n, count() AS versions FROM runs WHERE tenant_id = {t:UUID} AND id IN {ids:Array(UUID)}',
+      { t: tenant, ids },
+    );
+    expect(Number(n)).toBe(6_000);
+    expect(Number(versions)).toBe(12_000); // both deliveries wrote every run (merged with the stored state the second time)
+    const [{ final }] = await ch.query<{ final: string }>('SELECT count() AS final FROM runs FINAL WHERE tenant_id = {t:UUID} AND id IN {ids:Array(UUID)}', { t: tenant, ids });
+    expect(Number(final)).toBe(6_000);
+  });
 });

@@ -11,6 +11,13 @@ import { PriceMapRepository } from './price-map/price-map.repository';
 
 type RunsMessage = BusMessage<TopicPayload<'runs'>>;
 
+/**
+ * Ids per lookup query. Embedded ClickHouse gets its parameters inlined in the query text, which may
+ * not pass max_query_size (256 KiB): each id takes about 60 bytes there (the id and its id_order), so
+ * 5,000 did not fit, and a batch with that many new runs failed on every retry.
+ */
+const LOOKUP_CHUNK = 2_000;
+
 /** Process-wide monotonic version: microseconds since the epoch, never repeating. */
 let lastVersion = 0;
 export function nextVersion(): number {
@@ -251,8 +258,8 @@ export class RunWriterService implements OnApplicationBootstrap {
       }
     }
     for (const [tenant, ids] of missing) {
-      for (let i = 0; i < ids.length; i += 5000) {
-        const chunk = ids.slice(i, i + 5000);
+      for (let i = 0; i < ids.length; i += LOOKUP_CHUNK) {
+        const chunk = ids.slice(i, i + LOOKUP_CHUNK);
         // Phase 1, by primary key: under which sorting keys each run lives. New runs stop here.
         // No FINAL (a merge of every part on the read path): the newest version per sorting key is picked here.
         const byIds = byIdsCondition('ids', chunk);
