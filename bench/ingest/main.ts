@@ -5,6 +5,7 @@
  * straight into the ClickHouse engine, measured in the same run.
  *
  *   npm run build && node scripts/run.js bench/ingest/main.js --mode standalone|cluster [--runs 200000] [--repeat 3]
+ *     [--concurrency 8] [--ack stored|logged]   (standalone: when a write is acknowledged, see INGEST_ACK)
  */
 import { randomBytes } from 'node:crypto';
 import * as http from 'node:http';
@@ -26,6 +27,8 @@ interface Args {
   /** Measure a service that is already running (standalone form) instead of starting one. */
   url: string;
   apiKey: string;
+  /** Standalone: when a run write is acknowledged (the service's INGEST_ACK). */
+  ack: 'stored' | 'logged';
 }
 
 function parseArgs(): Args {
@@ -36,6 +39,8 @@ function parseArgs(): Args {
   };
   const mode = get('mode', 'standalone');
   if (mode !== 'standalone' && mode !== 'cluster') throw new Error('--mode standalone|cluster');
+  const ack = get('ack', 'stored');
+  if (ack !== 'stored' && ack !== 'logged') throw new Error('--ack stored|logged');
   return {
     mode,
     runs: Number(get('runs', '200000')),
@@ -43,6 +48,7 @@ function parseArgs(): Args {
     concurrency: Number(get('concurrency', '8')),
     url: get('url', ''),
     apiKey: get('api-key', ''),
+    ack,
   };
 }
 
@@ -60,7 +66,7 @@ async function standaloneTarget(args: Args): Promise<Target> {
   const apiKey = args.apiKey || `th_bench_${randomBytes(8).toString('hex')}`;
   const svc: Pick<AppProcess, 'url' | 'stop'> = args.url
     ? { url: args.url, stop: async () => undefined }
-    : await startAppProcess('standalone', { DATA_DIR: join(dir, 'data'), BOOTSTRAP_API_KEY: apiKey, PRINT_BANNER: 'false' });
+    : await startAppProcess('standalone', { DATA_DIR: join(dir, 'data'), BOOTSTRAP_API_KEY: apiKey, PRINT_BANNER: 'false', INGEST_ACK: args.ack });
   // chDB binds one directory per process: the ceiling uses the same engine build in this process, on its own directory.
   const ch = ClickHouse.connect({ kind: 'embedded', path: join(dir, 'ceiling') });
   await migrateClickHouse(ch);
@@ -245,7 +251,7 @@ async function main(): Promise<void> {
   try {
     for (let i = 0; i < args.repeat; i++) {
       const r = await once(target, args, i);
-      process.stdout.write(`${JSON.stringify({ mode: args.mode, round: i, ...r })}\n`);
+      process.stdout.write(`${JSON.stringify({ mode: args.mode, ...(args.mode === 'standalone' ? { ack: args.ack } : {}), round: i, ...r })}\n`);
       results.push(r);
     }
   } finally {
@@ -253,7 +259,7 @@ async function main(): Promise<void> {
   }
   const keys = Object.keys(results[0]);
   const med = Object.fromEntries(keys.map((k) => [k, median(results.map((r) => r[k]))]));
-  process.stdout.write(`${JSON.stringify({ mode: args.mode, runs: args.runs, repeat: args.repeat, concurrency: args.concurrency, median: med })}\n`);
+  process.stdout.write(`${JSON.stringify({ mode: args.mode, ...(args.mode === 'standalone' ? { ack: args.ack } : {}), runs: args.runs, repeat: args.repeat, concurrency: args.concurrency, median: med })}\n`);
 }
 
 main().catch((err: unknown) => {

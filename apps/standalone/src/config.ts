@@ -15,8 +15,17 @@ export const standaloneConfigSchema = z.object({
   INGEST_BATCH_SIZE_LIMIT: z.coerce.number().int().min(1).default(100),
   WRITER_MAX_BATCH: z.coerce.number().int().min(1).default(20_000),
   WRITER_CACHE_ENTRIES: z.coerce.number().int().min(0).default(100_000),
-  /** Events waiting while a writer batch is busy before another batch starts alongside it. */
-  WRITER_PARALLEL_BACKLOG: z.coerce.number().int().min(1).default(2_000),
+  /**
+   * Events waiting while a writer batch is busy before another batch starts alongside it; default
+   * 2,000 with INGEST_ACK=stored (clients wait for the batch) and 6,000 with `logged` (larger parts).
+   */
+  WRITER_PARALLEL_BACKLOG: z.coerce.number().int().min(1).optional(),
+  /**
+   * When a run write gets its 2xx: `stored` once the writer has written the batch holding it to
+   * ClickHouse; `logged` once it is fsynced to the bus's write-ahead log in DATA_DIR/bus (what Kafka's
+   * acknowledgement is in the cluster form), the writer then making larger ClickHouse batches.
+   */
+  INGEST_ACK: z.enum(['stored', 'logged']).default('stored'),
   PRINT_BANNER: bool(true),
   /** AES-GCM key of stored bulk-export credentials; generated and kept in DATA_DIR/export-encryption-key when unset. */
   EXPORT_ENCRYPTION_KEY: secret(z.string().min(16).optional()),

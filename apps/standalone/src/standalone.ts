@@ -5,6 +5,7 @@ import type { INestApplication } from '@nestjs/common';
 import { AUDIT_ENTITIES, AUDIT_MIGRATIONS } from '@th/audit';
 import { InProcessBus } from '@th/bus';
 import { ClickHouse, migrateClickHouse } from '@th/clickhouse';
+import { TOPICS } from '@th/contracts';
 import { CONTROL_PLANE_ENTITIES, CONTROL_PLANE_MIGRATIONS, CONTROL_PLANE_SCHEMA, controlPlaneOptionsFromConfig } from '@th/control-plane';
 import { openServiceDataSource, startEmbeddedPostgres, type EmbeddedPostgresHandle } from '@th/database';
 import { GATEWAY_ENTITIES, GATEWAY_MIGRATIONS, IdentityService, generateApiKey } from '@th/gateway';
@@ -80,7 +81,7 @@ export async function startStandalone(config: StandaloneConfig): Promise<Running
   const auditDb = await openServiceDataSource({ url: dbUrl, schema: 'audit', entities: AUDIT_ENTITIES, migrations: AUDIT_MIGRATIONS, poolSize: 4 });
   const controlPlaneDb = await openServiceDataSource({ url: dbUrl, schema: CONTROL_PLANE_SCHEMA, entities: CONTROL_PLANE_ENTITIES, migrations: CONTROL_PLANE_MIGRATIONS, poolSize: 6 });
   const exportsDb = await openServiceDataSource({ url: dbUrl, schema: EXPORTS_SCHEMA, entities: EXPORTS_ENTITIES, migrations: EXPORTS_MIGRATIONS, poolSize: 4 });
-  const bus = new InProcessBus();
+  const bus = new InProcessBus(config.INGEST_ACK === 'logged' ? { log: { dir: join(dataDir, 'bus'), topics: [TOPICS.runs] } } : {});
   const rateLimit = createMemoryRateLimiter(config);
   const app = await createHttpApp(
     StandaloneModule.create({
@@ -128,7 +129,7 @@ export async function startStandalone(config: StandaloneConfig): Promise<Running
         writer: true,
         writerMaxBatch: config.WRITER_MAX_BATCH,
         writerCacheEntries: config.WRITER_CACHE_ENTRIES,
-        writerParallelBacklog: config.WRITER_PARALLEL_BACKLOG,
+        writerParallelBacklog: config.WRITER_PARALLEL_BACKLOG ?? (config.INGEST_ACK === 'logged' ? 6_000 : 2_000),
         maxBodyBytes: config.MAX_BODY_BYTES,
         batchSizeLimit: config.INGEST_BATCH_SIZE_LIMIT,
       },

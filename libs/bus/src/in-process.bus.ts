@@ -2,11 +2,21 @@ import { Logger } from '@nestjs/common';
 import type { TopicName, TopicPayload } from '@th/contracts';
 import { DomainError, ErrorCode } from '@th/platform';
 import { BatchHandler, BusMessage, EventBus, OutgoingMessage, SubscribeOptions, deadLetterTopic } from './bus';
+import { decodeRecord, DurableLog, encodeRecord, type LogRecord, type Segment } from './durable-log';
 
 interface Pending {
-  message: BusMessage<unknown>;
+  /** Set when queued, or (a logged message queued as its log line) when its batch is delivered. */
+  message: BusMessage<unknown> | null;
+  /**
+   * A logged message waits as its log line, not as objects: the queue then holds one flat string per
+   * message rather than an object graph that outlives a few young-generation collections and gets
+   * promoted (most of the garbage collector's work under load).
+   */
+  line?: string;
   done: () => void;
   fail: (err: Error) => void;
+  /** Already acknowledged from the log: retried until handled, never failed. */
+  logged?: boolean;
 }
 
 interface Subscription {
@@ -22,6 +32,28 @@ interface Subscription {
 }
 
 const MAX_ATTEMPTS = 6;
+/** Logged messages are retried until they are handled; waits between attempts grow to this. */
+const MAX_RETRY_DELAY_MS = 5_000;
+
+export interface InProcessBusOptions {
+  /**
+   * Topics acknowledged once written to a write-ahead log in this folder (fsynced) instead of once
+   * handled: what Kafka's acknowledgement is in the cluster form. Records stay in the log until their
+   * group has handled them and are handed over again after a restart.
+   */
+  log?: { dir: string; topics: readonly TopicName[]; maxBacklog?: number };
+}
+
+/** The pending message, decoded from its log line on first delivery. */
+function messageOf(p: Pending): BusMessage<unknown> {
+  if (p.message) return p.message;
+  const r = decodeRecord(p.line!);
+  p.line = undefined;
+  return (p.message = { topic: r.topic, key: r.key, value: r.value, partition: null, offset: null, headers: r.headers });
+}
+
+/** Logged messages waiting to be handled before publishes of logged topics wait for room. */
+const DEFAULT_MAX_BACKLOG = 100_000;
 /**
  * A second (third...) concurrent handler starts only for a backlog of this many messages (or a full
  * batch): while one handler is busy, small publishes queue up and are handed over together, so the
@@ -39,9 +71,35 @@ export class InProcessBus extends EventBus {
   private readonly subs = new Map<string, Subscription[]>();
   private closed = false;
   private readonly deadLetters: BusMessage<unknown>[] = [];
+  private readonly log: DurableLog | null = null;
+  private readonly loggedTopics = new Set<string>();
+  /** Records a previous process logged and no group had handled, by topic, until their group subscribes. */
+  private readonly recovered = new Map<string, { segment: Segment; record: LogRecord }[]>();
+  private readonly maxBacklog: number;
+  /** Logged messages not yet handled, and publishes waiting for that to fall below maxBacklog. */
+  private backlog = 0;
+  private readonly roomWaiters: (() => void)[] = [];
+
+  constructor(opts: InProcessBusOptions = {}) {
+    super();
+    this.maxBacklog = opts.log?.maxBacklog ?? DEFAULT_MAX_BACKLOG;
+    if (opts.log) {
+      const { log, recovered } = DurableLog.open(opts.log.dir);
+      this.log = log;
+      for (const t of opts.log.topics) this.loggedTopics.add(t);
+      for (const { segment, records } of recovered) {
+        for (const record of records) {
+          const list = this.recovered.get(record.topic) ?? [];
+          list.push({ segment, record });
+          this.recovered.set(record.topic, list);
+        }
+      }
+    }
+  }
 
   async publish<T extends TopicName>(topic: T, messages: OutgoingMessage<TopicPayload<T>>[]): Promise<void> {
     if (this.closed) throw new DomainError(ErrorCode.Unavailable, 'bus is closed');
+    if (this.log && this.loggedTopics.has(topic)) return this.publishLogged(topic, messages);
     const subs = this.subs.get(topic) ?? [];
     if (subs.length === 0 || messages.length === 0) return;
     // One promise per subscribed group (not per message): it resolves when the group has handled every message.
@@ -73,6 +131,44 @@ export class InProcessBus extends EventBus {
     await (all.length === 1 ? all[0] : Promise.all(all));
   }
 
+  /** Resolves once the messages are on disk; each subscribed group handles them after that. */
+  private async publishLogged<T extends TopicName>(topic: T, messages: OutgoingMessage<TopicPayload<T>>[]): Promise<void> {
+    if (messages.length === 0) return;
+    // Bounded: a consumer that falls behind slows publishers down instead of filling the memory.
+    while (this.backlog >= this.maxBacklog && !this.closed) await new Promise<void>((r) => this.roomWaiters.push(r));
+    if (this.closed) throw new DomainError(ErrorCode.Unavailable, 'bus is closed');
+    const lines = messages.map((m) => encodeRecord({ topic, key: m.key, value: m.value, headers: m.headers ?? {} }));
+    let segment: Segment;
+    try {
+      segment = await this.log!.append(lines);
+    } catch (err) {
+      throw new DomainError(ErrorCode.Unavailable, 'the bus log is unavailable, retry later', undefined, { cause: err });
+    }
+    this.handOver(topic, lines.map((line) => ({ segment, line })));
+  }
+
+  /** Queues logged records for every group of the topic; each delivery holds its segment until handled. */
+  private handOver(topic: string, items: { segment: Segment; record?: LogRecord; line?: string }[]): void {
+    const subs = this.subs.get(topic) ?? [];
+    for (const { segment } of items) {
+      // The record's own reference (taken when it was appended or read back) passes to the first group.
+      if (subs.length === 0) segment.release();
+      else if (subs.length > 1) segment.hold(subs.length - 1);
+    }
+    for (const sub of subs) {
+      for (const { segment, record, line } of items) {
+        this.backlog++;
+        const done = () => {
+          segment.release();
+          if (--this.backlog < this.maxBacklog) for (const wake of this.roomWaiters.splice(0)) wake();
+        };
+        const message = record ? { topic, key: record.key, value: record.value, partition: null, offset: null, headers: record.headers } : null;
+        sub.queue.push({ message, line, done, fail: () => undefined, logged: true });
+      }
+      void this.pump(sub);
+    }
+  }
+
   async subscribe<T extends TopicName>(topic: T, opts: SubscribeOptions, handler: BatchHandler<TopicPayload<T>>): Promise<void> {
     const list = this.subs.get(topic) ?? [];
     list.push({
@@ -86,6 +182,14 @@ export class InProcessBus extends EventBus {
       parallelBacklog: Math.max(1, opts.parallelBacklog ?? DEFAULT_PARALLEL_BACKLOG),
     });
     this.subs.set(topic, list);
+    // Records read back from the log go to the first group that subscribes to their topic.
+    const recovered = this.recovered.get(topic);
+    if (recovered) {
+      this.recovered.delete(topic);
+      // A warning: records left behind mean the previous process stopped before its consumers caught up.
+      this.logger.warn({ msg: 'logged messages read back, to be handled again', topic, group: opts.groupId, count: recovered.length });
+      this.handOver(topic, recovered);
+    }
   }
 
   private async pump(sub: Subscription): Promise<void> {
@@ -109,7 +213,7 @@ export class InProcessBus extends EventBus {
   private async deliver(sub: Subscription, batch: Pending[]): Promise<void> {
     for (let attempt = 1; ; attempt++) {
       try {
-        const result = await sub.handler(batch.map((p) => p.message));
+        const result = await sub.handler(batch.map(messageOf));
         for (const r of result?.rejected ?? []) {
           this.logger.warn({ msg: 'message dead-lettered', topic: sub.topic, dlq: deadLetterTopic(sub.topic), reason: r.reason });
           this.deadLetters.push(r.message);
@@ -118,6 +222,14 @@ export class InProcessBus extends EventBus {
         for (const p of batch) p.done();
         return;
       } catch (err) {
+        if (batch.every((p) => p.logged)) {
+          // The publishers have their 2xx and the log keeps the records: try until handled (or closed,
+          // and the next start hands them over again).
+          if (this.closed) return;
+          if (attempt === MAX_ATTEMPTS) this.logger.error({ msg: 'logged batch keeps failing; retrying', topic: sub.topic, group: sub.groupId, error: String(err) });
+          await new Promise((r) => setTimeout(r, Math.min(MAX_RETRY_DELAY_MS, 50 * 2 ** attempt)));
+          continue;
+        }
         if (attempt >= MAX_ATTEMPTS || this.closed) {
           this.logger.error({ msg: 'batch failed', topic: sub.topic, group: sub.groupId, error: String(err) });
           const failure = new DomainError(ErrorCode.Unavailable, 'storage is unavailable, retry later', undefined, { cause: err });
@@ -136,11 +248,13 @@ export class InProcessBus extends EventBus {
 
   async close(): Promise<void> {
     this.closed = true;
+    for (const wake of this.roomWaiters.splice(0)) wake();
     for (let i = 0; i < 200; i++) {
       const busy = [...this.subs.values()].flat().some((s) => s.running > 0 || s.queue.length > 0);
-      if (!busy) return;
+      if (!busy) break;
       await new Promise((r) => setTimeout(r, 25));
     }
+    await this.log?.close();
   }
 
   async healthy(): Promise<void> {
