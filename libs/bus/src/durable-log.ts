@@ -1,6 +1,5 @@
 import { Logger } from '@nestjs/common';
-import { closeSync, fsyncSync, mkdirSync, openSync, readdirSync, readFileSync, unlinkSync } from 'node:fs';
-import { close, fdatasync, ftruncate, open, unlink, write } from 'node:fs';
+import { close, closeSync, fdatasync, fsyncSync, ftruncate, mkdirSync, open, openSync, readdirSync, readFileSync, unlink, unlinkSync, write } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 
