@@ -13,7 +13,7 @@ import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ClickHouse, migrateClickHouse } from '@th/clickhouse';
-import { emptyRun, mergeEvent, RUN_ROW_INSERT_SETTINGS, runRowJson } from '@th/ingest';
+import { emptyRun, mergeEvent, RUN_ROW_COLUMNS, RUN_ROW_INSERT_SETTINGS, rowObject, runRow } from '@th/ingest';
 import { startAppProcess, startCluster, type AppProcess, type Cluster } from '@th/testing';
 import type { RunEvent } from '@th/contracts';
 import { median, percentile, round } from '../lib/stats';
@@ -115,7 +115,10 @@ async function timedInsert(ch: ClickHouse, rows: Buffer, table = 'runs'): Promis
   return median(times);
 }
 
-/** The final merged rows of the workload, exactly as the writer would write them. */
+/**
+ * The final merged rows of the workload, with the values the writer would write, as one JSONEachRow
+ * body (the issue's ceiling; the writer itself sends the same values as JSONCompactEachRow).
+ */
 function ceilingRows(runs: BenchRun[], tenant: string, session: string): Buffer {
   const lines: string[] = [];
   const now = new Date().toISOString().replace('Z', '000Z');
@@ -124,7 +127,7 @@ function ceilingRows(runs: BenchRun[], tenant: string, session: string): Buffer 
     const base = { kind: 'run' as const, tenant_id: tenant, id: r.id, received_at: now };
     mergeEvent(run, { ...base, op: 'post', fields: { ...(r.post as RunEvent['fields']), session_id: session } });
     mergeEvent(run, { ...base, op: 'patch', fields: { ...(r.patch as RunEvent['fields']), end_time: new Date(r.patch.end_time as number).toISOString() } });
-    lines.push(runRowJson(run, 1, now).line);
+    lines.push(JSON.stringify(rowObject(RUN_ROW_COLUMNS, runRow(run, 1, now).line)));
   }
   return Buffer.from(lines.join('\n'));
 }

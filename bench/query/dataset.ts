@@ -1,6 +1,6 @@
 /**
  * Synthetic traces for the query benchmark, turned into stored rows by the writer's own row
- * builder (emptyRun + mergeEvent(post) + mergeEvent(patch) + runRowJson), so every row is exactly
+ * builder (emptyRun + mergeEvent(post) + mergeEvent(patch) + runRow), so every row is exactly
  * what ingest would store for a completed run.
  *
  * Shape: traces of one root and ~4 children (some nested under a child chain), UUIDv7-like ids
@@ -10,7 +10,7 @@
  * Everything derives from one seed, so the same arguments give the same data set.
  */
 import { microsToIso, type RunEvent } from '@th/contracts';
-import { computeRun, dottedSegment, emptyRun, locatorRowJson, mergeEvent, runRowJson } from '@th/ingest';
+import { computeRun, dottedSegment, emptyRun, locatorRow, mergeEvent, runRow } from '@th/ingest';
 
 /** mulberry32: small, fast, seedable. */
 export class Rng {
@@ -193,7 +193,7 @@ export class Dataset {
     return this.produced >= this.spec.runs;
   }
 
-  /** The next chunk of rows as one JSONEachRow body, or null when all runs were produced. */
+  /** The next chunk of rows as one JSONCompactEachRow body (RUN_ROW_COLUMNS), or null when all runs were produced. */
   nextChunk(chunkRows: number): { body: Buffer; locatorBody: Buffer; rows: number } | null {
     if (this.done) return null;
     const lines: string[] = [];
@@ -365,8 +365,8 @@ export class Dataset {
     mergeEvent(run, post);
     mergeEvent(run, patch);
     const computed = computeRun(run, patchAt);
-    const { line, key } = runRowJson(run, patchUs, patchAt, computed);
-    this.locatorLines.push(locatorRowJson(tenant, n.id, key, computed, patchUs));
+    const { line, key } = runRow(run, patchUs, patchAt, computed);
+    this.locatorLines.push(locatorRow(tenant, n.id, key, computed, patchUs));
     return line;
   }
 

@@ -6,7 +6,7 @@
  * 1. setup: a data directory, the service started once to create the projects (POST /sessions)
  *    and learn the tenant id, then stopped;
  * 2. seed: a separate process opens the same chDB directory and inserts the runs as pre-serialized
- *    JSONEachRow chunks built by the writer's own row builder (bench/query/dataset.ts);
+ *    JSONCompactEachRow chunks built by the writer's own row builder (bench/query/dataset.ts);
  * 3. measure: the service restarted on that directory, warmed up, each query type run K times
  *    sequentially from one client, p50/p99 per type; R rounds, one JSON line each, then the medians.
  *

@@ -7,7 +7,7 @@
  */
 import { join } from 'node:path';
 import { ClickHouse, RUNS_BY_ID } from '@th/clickhouse';
-import { RUN_ROW_INSERT_SETTINGS } from '@th/ingest';
+import { LOCATOR_ROW_COLUMNS, RUN_ROW_COLUMNS, RUN_ROW_INSERT_SETTINGS } from '@th/ingest';
 import { Dataset } from './dataset';
 import { readManifest, writeManifest, type SeedResult } from './manifest';
 
@@ -51,7 +51,9 @@ async function main(): Promise<void> {
       bytes += chunk.body.length;
       inserts++;
       const c = chunk;
-      pending = ch.insertJsonEachRow(RUNS_BY_ID, c.locatorBody).then(() => ch.insertJsonEachRow('runs', c.body, RUN_ROW_INSERT_SETTINGS));
+      pending = ch
+        .insertJsonCompactEachRow(RUNS_BY_ID, LOCATOR_ROW_COLUMNS, c.locatorBody)
+        .then(() => ch.insertJsonCompactEachRow('runs', RUN_ROW_COLUMNS, c.body, RUN_ROW_INSERT_SETTINGS));
       if (ds.stats.runs - lastLog >= 500_000 || ds.done) {
         lastLog = ds.stats.runs;
         const s = (performance.now() - t0) / 1000;

@@ -10,7 +10,7 @@ export type ClickHouseTarget =
   | { kind: 'http'; url: string; user: string; password: string; database: string };
 
 interface RawInserter {
-  rawInsert(params: { table: string; values: Buffer; format: string; settings?: Record<string, string | number> }): Promise<unknown>;
+  rawInsert(params: { table: string; values: Buffer; format: string; columns?: string[]; settings?: Record<string, string | number> }): Promise<unknown>;
 }
 
 /**
@@ -80,6 +80,24 @@ export class ClickHouse {
     }
     const rs = await this.client.exec({
       query: `INSERT INTO ${table} FORMAT JSONEachRow`,
+      values: Readable.from([body], { objectMode: false }),
+      clickhouse_settings: settings,
+    });
+    rs.stream.resume();
+  }
+
+  /**
+   * Inserts a pre-serialized JSONCompactEachRow body: one JSON array of values per line, in the order
+   * of `columns`. Cheaper for the engine to parse than JSONEachRow (no key names to match per row).
+   */
+  async insertJsonCompactEachRow(table: string, columns: readonly string[], body: Buffer, settings: Record<string, string | number> = {}): Promise<void> {
+    if (body.length === 0) return;
+    if (this.raw) {
+      await this.raw.rawInsert({ table, columns: [...columns], values: body, format: 'JSONCompactEachRow', settings });
+      return;
+    }
+    const rs = await this.client.exec({
+      query: `INSERT INTO ${table} (${columns.join(', ')}) FORMAT JSONCompactEachRow`,
       values: Readable.from([body], { objectMode: false }),
       clickhouse_settings: settings,
     });

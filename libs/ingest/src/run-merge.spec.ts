@@ -1,6 +1,6 @@
 import type { RunEvent } from '@th/contracts';
 import { computeRun, dottedSegment, emptyRun, mergeEvent, parseDottedOrder } from './run-merge';
-import { mergedFromRow, runRowJson, type StoredRunRow } from './run-row';
+import { mergedFromRow, RUN_ROW_COLUMNS, rowObject, runRow, type StoredRunRow } from './run-row';
 
 const T = 'a0000000-0000-4000-8000-000000000000';
 const ID = '01a2016d-4b52-7000-8000-000000000001';
@@ -46,9 +46,9 @@ describe('run merge', () => {
   it('survives a round trip through the stored row', () => {
     const run = emptyRun(T, ID);
     for (const e of [post, patch1]) mergeEvent(run, e);
-    const { line } = runRowJson(run, 5, post.received_at);
+    const { line } = runRow(run, 5, post.received_at);
     // What ClickHouse returns: JSON objects of the row (read into String columns) come back as their text.
-    const row = Object.fromEntries(Object.entries(JSON.parse(line) as Record<string, unknown>).map(([k, v]) => [k, v !== null && typeof v === 'object' && k !== 'tags' && k !== 'parent_run_ids' && k !== 'metadata' ? JSON.stringify(v) : v]));
+    const row = Object.fromEntries(Object.entries(rowObject(RUN_ROW_COLUMNS, line)).map(([k, v]) => [k, v !== null && typeof v === 'object' && k !== 'tags' && k !== 'parent_run_ids' && k !== 'metadata' ? JSON.stringify(v) : v]));
     const stored = {
       ...row,
       start_time: '2026-11-22T04:04:29.623001Z',

@@ -1,6 +1,6 @@
 import type { RunEvent } from '@th/contracts';
 import { emptyRun, mergeEvent } from './run-merge';
-import { locatorRowJson, runRowJson } from './run-row';
+import { LOCATOR_ROW_COLUMNS, locatorRow, RUN_ROW_COLUMNS, rowObject, runRow, tombstoneRow } from './run-row';
 
 const T = '11111111-1111-4111-8111-111111111111';
 const ID = '22222222-2222-4222-8222-222222222222';
@@ -11,7 +11,7 @@ describe('run row text kept between writes', () => {
     const run = emptyRun(T, ID);
     mergeEvent(run, ev('post', { name: 'n', run_type: 'chain', start_time: '2026-11-22T04:04:29.623001Z', inputs: { q: 'a"b' }, outputs: { v: 1 } }));
     // Objects go into the row as their JSON text (read into the String column as text, RUN_ROW_INSERT_SETTINGS).
-    const first = JSON.parse(runRowJson(run, 1, '2026-11-22T04:04:29.623001Z').line) as Record<string, unknown>;
+    const first = rowObject(RUN_ROW_COLUMNS, runRow(run, 1, '2026-11-22T04:04:29.623001Z').line);
     expect(first.inputs).toEqual({ q: 'a"b' });
     expect(first.outputs).toEqual({ v: 1 });
     expect(first.events).toBe('');
@@ -19,7 +19,7 @@ describe('run row text kept between writes', () => {
 
     mergeEvent(run, ev('patch', { outputs: { v: 2 }, end_time: '2026-11-22T04:04:30.000000Z' }));
     expect(run.text?.outputs).toBeUndefined();
-    const second = JSON.parse(runRowJson(run, 2, '2026-11-22T04:04:29.623001Z').line) as Record<string, unknown>;
+    const second = rowObject(RUN_ROW_COLUMNS, runRow(run, 2, '2026-11-22T04:04:29.623001Z').line);
     expect(second.outputs).toEqual({ v: 2 });
     expect(second.inputs).toEqual({ q: 'a"b' });
     expect(second.status).toBe('success');
@@ -28,7 +28,7 @@ describe('run row text kept between writes', () => {
     const fresh = emptyRun(T, ID);
     mergeEvent(fresh, ev('post', { name: 'n', run_type: 'chain', start_time: '2026-11-22T04:04:29.623001Z', inputs: { q: 'a"b' }, outputs: { v: 1 } }));
     mergeEvent(fresh, ev('patch', { outputs: { v: 2 }, end_time: '2026-11-22T04:04:30.000000Z' }));
-    expect(runRowJson(fresh, 2, '2026-11-22T04:04:29.623001Z').line).toBe(runRowJson(run, 2, '2026-11-22T04:04:29.623001Z').line);
+    expect(runRow(fresh, 2, '2026-11-22T04:04:29.623001Z').line).toBe(runRow(run, 2, '2026-11-22T04:04:29.623001Z').line);
   });
 });
 
@@ -36,7 +36,7 @@ describe('run row fields that are not objects', () => {
   it('keeps a string or number input as a JSON string literal of its JSON text', () => {
     const run = emptyRun(T, ID);
     mergeEvent(run, ev('post', { name: 'n', run_type: 'chain', start_time: '2026-11-22T04:04:29.623001Z', inputs: 'plain "text"' as never, outputs: 42 as never }));
-    const row = JSON.parse(runRowJson(run, 1, '2026-11-22T04:04:29.623001Z').line) as Record<string, unknown>;
+    const row = rowObject(RUN_ROW_COLUMNS, runRow(run, 1, '2026-11-22T04:04:29.623001Z').line);
     expect(row.inputs).toBe(JSON.stringify('plain "text"'));
     expect(row.outputs).toBe('42');
     expect(row.llm).toBe('');
@@ -45,9 +45,9 @@ describe('run row fields that are not objects', () => {
 });
 
 describe('locator row', () => {
-  it('is the JSON of the locator object, live and deleted', () => {
+  it('holds the locator values in column order, live and deleted', () => {
     const key = `${ID}|2026-11-22 04:04:29.623001`;
-    expect(JSON.parse(locatorRowJson(T, ID, key, { trace_id: T, dotted_order: 'a"b' }, 1_790_000_000_000_001))).toEqual({
+    expect(rowObject(LOCATOR_ROW_COLUMNS, locatorRow(T, ID, key, { trace_id: T, dotted_order: 'a"b' }, 1_790_000_000_000_001))).toEqual({
       tenant_id: T,
       id: ID,
       session_id: ID,
@@ -57,8 +57,26 @@ describe('locator row', () => {
       version: 1_790_000_000_000_001,
       is_deleted: 0,
     });
-    expect(locatorRowJson(T, ID, key, null, 7)).toBe(
-      JSON.stringify({ tenant_id: T, id: ID, session_id: ID, start_time: '2026-11-22 04:04:29.623001', trace_id: ID, dotted_order: '', version: 7, is_deleted: 1 }),
-    );
+    expect(locatorRow(T, ID, key, null, 7)).toBe(JSON.stringify([T, ID, ID, '2026-11-22 04:04:29.623001', ID, '', 7, 1]));
+  });
+});
+
+describe('rows as JSONCompactEachRow', () => {
+  it('a run row has one value per column', () => {
+    const run = emptyRun(T, ID);
+    mergeEvent(run, ev('post', { name: 'n', run_type: 'chain', start_time: '2026-11-22T04:04:29.623001Z', inputs: { q: 1 } }));
+    const values = JSON.parse(runRow(run, 1, '2026-11-22T04:04:29.623001Z').line) as unknown[];
+    expect(values).toHaveLength(RUN_ROW_COLUMNS.length);
+    expect(new Set(RUN_ROW_COLUMNS).size).toBe(RUN_ROW_COLUMNS.length);
+  });
+
+  it('a tombstone holds its key, version and is_deleted, never expires, and nothing else', () => {
+    const row = rowObject(RUN_ROW_COLUMNS, tombstoneRow(T, ID, `${T}|2026-11-22 04:04:29.623001`, 9));
+    const set = Object.fromEntries(Object.entries(row).filter(([, v]) => v !== null));
+    expect(set).toEqual({ tenant_id: T, session_id: T, id: ID, trace_id: ID, start_time: '2026-11-22 04:04:29.623001', expires_at: '2106-01-01 00:00:00', version: 9, is_deleted: 1 });
+  });
+
+  it('rowObject refuses a line whose values do not match the columns', () => {
+    expect(() => rowObject(LOCATOR_ROW_COLUMNS, '[1,2]')).toThrow('row has 2 values for 8 columns');
   });
 });

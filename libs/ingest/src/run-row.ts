@@ -49,45 +49,82 @@ export function expiresAt(retention: Record<string, number> | undefined, tier: s
   return iso < '2106' ? `${iso.slice(0, 10)} ${iso.slice(11, 19)}` : NEVER_EXPIRES;
 }
 
-/** The whole merged run as one JSONEachRow line of the runs table. */
-/** `llm`: the LLM view the writer derived for an LLM run (the JSON text of an object), empty for other runs. Insert with RUN_ROW_INSERT_SETTINGS. */
-export function runRowJson(run: MergedRun, version: number, receivedAtIso: string, computed?: ComputedRun, llm = ''): { line: string; key: string } {
+/**
+ * The runs table's columns in the order runRow writes them. The writer inserts rows as
+ * JSONCompactEachRow (an array of values per row, the columns named once in the INSERT): the engine
+ * then parses values by position instead of matching about 40 key names in every row, which cost it
+ * a quarter of its insert time, and each row is some 500 bytes shorter.
+ */
+export const RUN_ROW_COLUMNS = [
+  'tenant_id', 'session_id', 'id', 'trace_id', 'parent_run_id', 'parent_run_ids', 'reference_example_id', 'name', 'run_type',
+  'start_time', 'end_time', 'status', 'is_root', 'dotted_order', 'trace_tier', 'inputs', 'outputs', 'error', 'extra', 'events',
+  'serialized', 'tags', 'metadata', 'feedback_stats', 'total_tokens', 'prompt_tokens', 'completion_tokens', 'total_cost',
+  'prompt_cost', 'completion_cost', 'first_token_time', 'attachments', 'merge_state', 'llm', 'received_at', 'expires_at', 'version',
+  'is_deleted',
+] as const;
+
+/**
+ * The whole merged run as one JSONCompactEachRow line of the runs table (values in RUN_ROW_COLUMNS
+ * order). `llm`: the LLM view the writer derived for an LLM run (the JSON text of an object), empty
+ * for other runs. Insert with RUN_ROW_INSERT_SETTINGS.
+ */
+export function runRow(run: MergedRun, version: number, receivedAtIso: string, computed?: ComputedRun, llm = ''): { line: string; key: string } {
   const f = run.fields;
   const c = computed ?? computeRun(run, receivedAtIso);
-  // Hand-built JSON: this runs once per run written, and skipping the intermediate object halves its cost.
+  // Hand-built JSON: this runs once per run written, and skipping the intermediate array halves its cost.
   const q = JSON.stringify;
   const n = (v: number | null) => (v === null ? 'null' : String(v));
   const line =
-    `{"tenant_id":${q(run.tenant_id)},"session_id":${q(c.session_id)},"id":${q(run.id)},"trace_id":${q(c.trace_id)}` +
-    `,"parent_run_id":${c.parent_run_id === null ? 'null' : q(c.parent_run_id)},"parent_run_ids":${q(c.parent_run_ids)}` +
-    `,"reference_example_id":${f.reference_example_id ? q(f.reference_example_id) : 'null'},"name":${q(f.name ?? '')},"run_type":${q(f.run_type ?? '')}` +
-    `,"start_time":"${chTime(c.start_time)}","end_time":${f.end_time ? `"${chTime(f.end_time)}"` : 'null'},"status":"${c.status}","is_root":${c.is_root}` +
-    `,"dotted_order":${q(c.dotted_order)},"trace_tier":${q(f.trace_tier ?? 'longlived')},"inputs":${rowJsonField(run, 'inputs')},"outputs":${rowJsonField(run, 'outputs')}` +
-    `,"error":${f.error ? q(f.error) : 'null'},"extra":${rowJsonField(run, 'extra')},"events":${rowJsonField(run, 'events')},"serialized":${rowJsonField(run, 'serialized')}` +
-    `,"tags":${q(f.tags ?? [])},"metadata":${q(c.metadata)},"feedback_stats":""` +
-    `,"total_tokens":${c.total_tokens},"prompt_tokens":${c.prompt_tokens},"completion_tokens":${c.completion_tokens}` +
-    `,"total_cost":${n(c.total_cost)},"prompt_cost":${n(c.prompt_cost)},"completion_cost":${n(c.completion_cost)}` +
-    `,"first_token_time":${c.first_token_time ? `"${chTime(c.first_token_time)}"` : 'null'}` +
-    `,"attachments":${Object.keys(run.attachments).length ? q(run.attachments) : '""'},"merge_state":${q(f.retention_days ? { p: run.priority, r: f.retention_days } : { p: run.priority })}` +
-    `,"llm":${llm === '' ? '""' : llm},"received_at":"${chTime(receivedAtIso)}","expires_at":"${expiresAt(f.retention_days, f.trace_tier, c.start_time)}","version":${version},"is_deleted":0}`;
+    `[${q(run.tenant_id)},${q(c.session_id)},${q(run.id)},${q(c.trace_id)}` +
+    `,${c.parent_run_id === null ? 'null' : q(c.parent_run_id)},${q(c.parent_run_ids)}` +
+    `,${f.reference_example_id ? q(f.reference_example_id) : 'null'},${q(f.name ?? '')},${q(f.run_type ?? '')}` +
+    `,"${chTime(c.start_time)}",${f.end_time ? `"${chTime(f.end_time)}"` : 'null'},"${c.status}",${c.is_root}` +
+    `,${q(c.dotted_order)},${q(f.trace_tier ?? 'longlived')},${rowJsonField(run, 'inputs')},${rowJsonField(run, 'outputs')}` +
+    `,${f.error ? q(f.error) : 'null'},${rowJsonField(run, 'extra')},${rowJsonField(run, 'events')},${rowJsonField(run, 'serialized')}` +
+    `,${q(f.tags ?? [])},${q(c.metadata)},""` +
+    `,${c.total_tokens},${c.prompt_tokens},${c.completion_tokens}` +
+    `,${n(c.total_cost)},${n(c.prompt_cost)},${n(c.completion_cost)}` +
+    `,${c.first_token_time ? `"${chTime(c.first_token_time)}"` : 'null'}` +
+    `,${Object.keys(run.attachments).length ? q(run.attachments) : '""'},${q(f.retention_days ? { p: run.priority, r: f.retention_days } : { p: run.priority })}` +
+    `,${llm === '' ? '""' : llm},"${chTime(receivedAtIso)}","${expiresAt(f.retention_days, f.trace_tier, c.start_time)}",${version},0]`;
   return { line, key: keyOf({ session_id: c.session_id, start_time: c.start_time }) };
 }
 
+/** The runs_by_id columns in the order locatorRow writes them (JSONCompactEachRow, like runRow). */
+export const LOCATOR_ROW_COLUMNS = ['tenant_id', 'id', 'session_id', 'start_time', 'trace_id', 'dotted_order', 'version', 'is_deleted'] as const;
+
 /** The runs_by_id row of a version: where it lives, and enough for children to find their trace. */
-export function locatorRowJson(tenantId: string, id: string, key: string, c: { trace_id: string; dotted_order: string } | null, version: number): string {
+export function locatorRow(tenantId: string, id: string, key: string, c: { trace_id: string; dotted_order: string } | null, version: number): string {
   const [session_id, start_time] = key.split('|');
-  // Hand-built like runRowJson: the same text JSON.stringify gives for the object with these keys in this order.
   const q = JSON.stringify;
-  return (
-    `{"tenant_id":${q(tenantId)},"id":${q(id)},"session_id":${q(session_id)},"start_time":${q(start_time)}` +
-    `,"trace_id":${q(c ? c.trace_id : id)},"dotted_order":${q(c ? c.dotted_order : '')},"version":${q(version)},"is_deleted":${c ? 0 : 1}}`
-  );
+  return `[${q(tenantId)},${q(id)},${q(session_id)},${q(start_time)},${q(c ? c.trace_id : id)},${q(c ? c.dotted_order : '')},${version},${c ? 0 : 1}]`;
 }
 
-/** A delete marker for a version written under an old sorting key. */
-export function tombstoneRowJson(tenantId: string, id: string, key: string, version: number): string {
+/** A JSONCompactEachRow line as the object a JSONEachRow line of the same row would hold. */
+export function rowObject(columns: readonly string[], line: string): Record<string, unknown> {
+  const values = JSON.parse(line) as unknown[];
+  if (values.length !== columns.length) throw new Error(`row has ${values.length} values for ${columns.length} columns`);
+  return Object.fromEntries(columns.map((c, i) => [c, values[i]]));
+}
+
+/**
+ * A delete marker for a version written under an old sorting key, as a runRow line: the key columns,
+ * the version and is_deleted, and expires_at as its column default; every other value null, which the
+ * engine stores as its type's default (input_format_null_as_default).
+ */
+export function tombstoneRow(tenantId: string, id: string, key: string, version: number): string {
   const [session_id, start_time] = key.split('|');
-  return JSON.stringify({ tenant_id: tenantId, id, session_id, start_time, trace_id: id, version, is_deleted: 1 });
+  const values: unknown[] = RUN_ROW_COLUMNS.map(() => null);
+  const set = (column: (typeof RUN_ROW_COLUMNS)[number], v: unknown) => (values[RUN_ROW_COLUMNS.indexOf(column)] = v);
+  set('tenant_id', tenantId);
+  set('session_id', session_id);
+  set('id', id);
+  set('trace_id', id);
+  set('start_time', start_time);
+  set('expires_at', NEVER_EXPIRES);
+  set('version', version);
+  set('is_deleted', 1);
+  return JSON.stringify(values);
 }
 
 /** Columns read back when the writer needs a run it does not hold in memory. */

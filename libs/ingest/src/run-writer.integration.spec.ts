@@ -177,4 +177,32 @@ describe('run writer on ClickHouse (chDB)', () => {
     const [{ final }] = await ch.query<{ final: string }>('SELECT count() AS final FROM runs FINAL WHERE tenant_id = {t:UUID} AND id IN {ids:Array(UUID)}', { t: tenant, ids });
     expect(Number(final)).toBe(6_000);
   });
+
+  it('a run that moves to another project leaves a delete marker at its old key, in the same insert as its new row', async () => {
+    // The PATCH comes first and names another project; the POST's project wins when it arrives, so the run moves.
+    const id = randomUUID();
+    const other = randomUUID();
+    const early: RunEvent = { ...post(id), op: 'patch', fields: { session_id: other, end_time: '2026-11-20T10:00:01.000Z', outputs: { a: 4 } } };
+    await writer.handle([message(early, 200)]);
+    // a writer that remembers nothing reads the run back from ClickHouse, then moves it
+    await new RunWriterService(bus, ch, { ...options, writerCacheEntries: 0 }, new PriceMapRepository(ch)).handle([message(post(id), 201)]);
+    const live = await ch.query<{ session_id: string; status: string; inputs: string; outputs: string }>(
+      'SELECT session_id, status, inputs, outputs FROM runs FINAL WHERE tenant_id = {t:UUID} AND id = {id:UUID}',
+      { t: tenant, id },
+    );
+    expect(live).toEqual([{ session_id: session, status: 'success', inputs: '{"q":1}', outputs: '{"a":4}' }]);
+    const marker = await ch.query<{ session_id: string; is_deleted: number; expires_at: string; name: string; version: number }>(
+      'SELECT session_id, is_deleted, expires_at, name, version FROM runs WHERE tenant_id = {t:UUID} AND id = {id:UUID} AND is_deleted = 1',
+      { t: tenant, id },
+    );
+    expect(marker).toHaveLength(1);
+    expect(marker[0]).toMatchObject({ session_id: other, is_deleted: 1, name: '' });
+    expect(marker[0].expires_at.startsWith('2106-01-01')).toBe(true);
+    // one insert carried the new row and the marker: they share the version
+    const [{ versions }] = await ch.query<{ versions: string }>(
+      'SELECT uniqExact(version) AS versions FROM runs WHERE tenant_id = {t:UUID} AND id = {id:UUID} AND (is_deleted = 1 OR session_id = {s:UUID})',
+      { t: tenant, id, s: session },
+    );
+    expect(Number(versions)).toBe(1);
+  });
 });

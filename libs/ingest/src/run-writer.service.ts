@@ -1,10 +1,21 @@
 import { Inject, Injectable, Logger, OnApplicationBootstrap } from '@nestjs/common';
 import { TOPICS, type ModelPriceMap, type RunControlEvent, type RunEvent, type TopicPayload } from '@th/contracts';
 import { EventBus, type BusMessage, type Rejection } from '@th/bus';
-import { byIdsCondition, ClickHouse, RUNS_BY_ID } from '@th/clickhouse';
+import { byIdsCondition, ClickHouse, RowBuffer, RUNS_BY_ID } from '@th/clickhouse';
 import { RunCache } from './run-cache';
 import { computeRun, emptyRun, mergeEvent, type ComputedRun, type MergedRun } from './run-merge';
-import { keyOf, locatorRowJson, runRowJson, RUN_ROW_INSERT_SETTINGS, STORED_RUN_COLUMNS, mergedFromRow, tombstoneRowJson, type StoredRunRow } from './run-row';
+import {
+  keyOf,
+  LOCATOR_ROW_COLUMNS,
+  locatorRow,
+  mergedFromRow,
+  RUN_ROW_COLUMNS,
+  RUN_ROW_INSERT_SETTINGS,
+  runRow,
+  STORED_RUN_COLUMNS,
+  tombstoneRow,
+  type StoredRunRow,
+} from './run-row';
 import { INGEST_OPTIONS, type IngestOptions } from './ingest.options';
 import { analyzeLlmRun } from '@th/llm';
 import { PriceMapRepository } from './price-map/price-map.repository';
@@ -100,19 +111,20 @@ export class RunWriterService implements OnApplicationBootstrap {
       this.releaseFinished();
     }
     const llm = await this.deriveLlm(merged, prices, llmTenants);
-    const runLines: string[] = [];
-    const locatorLines: string[] = [];
+    // Rows go straight into insert bodies: their strings die young instead of waiting out the inserts.
+    const runRows = new RowBuffer();
+    const locatorRows = new RowBuffer(16 * 1024);
     const attachmentLines: string[] = [];
     for (const m of merged) {
       try {
-        const { line, key: rowKey } = runRowJson(m.run, m.run.version, m.receivedAt, m.computed, llm.get(m.run) ?? '');
-        runLines.push(line);
+        const { line, key: rowKey } = runRow(m.run, m.run.version, m.receivedAt, m.computed, llm.get(m.run) ?? '');
+        runRows.push(line);
         // Every version gets its locator row: queries take the newest locator version as the run's current one.
-        locatorLines.push(locatorRowJson(m.run.tenant_id, m.run.id, rowKey, m.computed, m.run.version));
+        locatorRows.push(locatorRow(m.run.tenant_id, m.run.id, rowKey, m.computed, m.run.version));
         for (const old of m.oldKeys) {
           if (old === rowKey) continue;
-          runLines.push(tombstoneRowJson(m.run.tenant_id, m.run.id, old, m.run.version));
-          locatorLines.push(locatorRowJson(m.run.tenant_id, m.run.id, old, null, m.run.version));
+          runRows.push(tombstoneRow(m.run.tenant_id, m.run.id, old, m.run.version));
+          locatorRows.push(locatorRow(m.run.tenant_id, m.run.id, old, null, m.run.version));
         }
         attachmentLines.push(...m.attachmentLines);
       } catch (err) {
@@ -122,8 +134,8 @@ export class RunWriterService implements OnApplicationBootstrap {
     try {
       if (attachmentLines.length > 0) await this.ch.insertJsonEachRow('run_attachments', Buffer.from(attachmentLines.join('\n')));
       // The locator first: a run row is never written without the locator row that finds it.
-      if (locatorLines.length > 0) await this.ch.insertJsonEachRow(RUNS_BY_ID, Buffer.from(locatorLines.join('\n')));
-      if (runLines.length > 0) await this.ch.insertJsonEachRow('runs', Buffer.from(runLines.join('\n')), RUN_ROW_INSERT_SETTINGS);
+      if (locatorRows.count > 0) await this.ch.insertJsonCompactEachRow(RUNS_BY_ID, LOCATOR_ROW_COLUMNS, locatorRows.body());
+      if (runRows.count > 0) await this.ch.insertJsonCompactEachRow('runs', RUN_ROW_COLUMNS, runRows.body(), RUN_ROW_INSERT_SETTINGS);
     } catch (err) {
       // The cache already holds these versions: forget them, so the retry merges from what ClickHouse has.
       for (const m of merged) this.cache.delete(RunCache.key(m.run.tenant_id, m.run.id));
