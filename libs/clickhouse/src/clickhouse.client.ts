@@ -73,17 +73,7 @@ export class ClickHouse {
 
   /** Inserts a pre-serialized JSONEachRow body: the engine parses it, not Node. */
   async insertJsonEachRow(table: string, body: Buffer, settings: Record<string, string | number> = {}): Promise<void> {
-    if (body.length === 0) return;
-    if (this.raw) {
-      await this.raw.rawInsert({ table, values: body, format: 'JSONEachRow', settings });
-      return;
-    }
-    const rs = await this.client.exec({
-      query: `INSERT INTO ${table} FORMAT JSONEachRow`,
-      values: Readable.from([body], { objectMode: false }),
-      clickhouse_settings: settings,
-    });
-    rs.stream.resume();
+    await this.insertRaw(table, 'JSONEachRow', null, body, settings);
   }
 
   /**
@@ -91,13 +81,17 @@ export class ClickHouse {
    * of `columns`. Cheaper for the engine to parse than JSONEachRow (no key names to match per row).
    */
   async insertJsonCompactEachRow(table: string, columns: readonly string[], body: Buffer, settings: Record<string, string | number> = {}): Promise<void> {
+    await this.insertRaw(table, 'JSONCompactEachRow', columns, body, settings);
+  }
+
+  private async insertRaw(table: string, format: string, columns: readonly string[] | null, body: Buffer, settings: Record<string, string | number>): Promise<void> {
     if (body.length === 0) return;
     if (this.raw) {
-      await this.raw.rawInsert({ table, columns: [...columns], values: body, format: 'JSONCompactEachRow', settings });
+      await this.raw.rawInsert({ table, values: body, format, settings, ...(columns ? { columns: [...columns] } : {}) });
       return;
     }
     const rs = await this.client.exec({
-      query: `INSERT INTO ${table} (${columns.join(', ')}) FORMAT JSONCompactEachRow`,
+      query: `INSERT INTO ${table}${columns ? ` (${columns.join(', ')})` : ''} FORMAT ${format}`,
       values: Readable.from([body], { objectMode: false }),
       clickhouse_settings: settings,
     });

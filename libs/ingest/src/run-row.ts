@@ -71,7 +71,7 @@ export const RUN_ROW_COLUMNS = [
 export function runRow(run: MergedRun, version: number, receivedAtIso: string, computed?: ComputedRun, llm = ''): { line: string; key: string } {
   const f = run.fields;
   const c = computed ?? computeRun(run, receivedAtIso);
-  // Hand-built JSON: this runs once per run written, and skipping the intermediate array halves its cost.
+  // Hand-built JSON: this runs once per run written, and no intermediate array is built.
   const q = JSON.stringify;
   const n = (v: number | null) => (v === null ? 'null' : String(v));
   const line =
