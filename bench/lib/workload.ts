@@ -1,5 +1,5 @@
-import { randomBytes } from 'node:crypto';
 import { dottedSegment } from '@th/ingest';
+import { uuidv7 } from '@th/testing';
 
 export interface BenchRun {
   id: string;
@@ -9,16 +9,6 @@ export interface BenchRun {
 
 const PAD = 'lorem ipsum dolor sit amet '.repeat(40); // ~1 KB of text per run with the other fields
 
-
-/** A UUIDv7 (48-bit ms timestamp first), as the SDK generates run ids. */
-export function uuidv7(ms: number): string {
-  const b = randomBytes(16);
-  b.writeUIntBE(Math.floor(ms), 0, 6);
-  b[6] = (b[6] & 0x0f) | 0x70;
-  b[8] = (b[8] & 0x3f) | 0x80;
-  const h = b.toString('hex');
-  return `${h.slice(0, 8)}-${h.slice(8, 12)}-${h.slice(12, 16)}-${h.slice(16, 20)}-${h.slice(20)}`;
-}
 
 /** One root run of about 1 KB (post) and its completion (patch), as the SDK would send them. */
 export function benchRun(project: string, i: number, base: number): BenchRun {

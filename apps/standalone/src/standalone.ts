@@ -129,6 +129,8 @@ export async function startStandalone(config: StandaloneConfig): Promise<Running
         writer: true,
         writerMaxBatch: config.WRITER_MAX_BATCH,
         writerCacheEntries: config.WRITER_CACHE_ENTRIES,
+        // The embedded engine's directory belongs to this process: no other writer.
+        soleWriter: true,
         writerParallelBacklog: config.WRITER_PARALLEL_BACKLOG ?? (config.INGEST_ACK === 'logged' ? 6_000 : 2_000),
         maxBodyBytes: config.MAX_BODY_BYTES,
         batchSizeLimit: config.INGEST_BATCH_SIZE_LIMIT,

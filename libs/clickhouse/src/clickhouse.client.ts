@@ -13,16 +13,42 @@ interface RawInserter {
   rawInsert(params: { table: string; values: Buffer; format: string; columns?: string[]; settings?: Record<string, string | number> }): Promise<unknown>;
 }
 
+/** One way in: over HTTP, the client's own connection pool; in process, one chDB connection. */
+interface Lane {
+  client: ClickHouseClient;
+  raw: RawInserter | null;
+  /** Operations under way on this lane. */
+  busy: number;
+}
+
+/**
+ * chDB connections opened on the engine's directory. Each runs one statement at a time, and
+ * connections to the same directory share the engine and its data but run side by side: the writer's
+ * two inserts, its lookups and the readers' queries then use both cores instead of queueing.
+ */
+const EMBEDDED_LANES = 3;
+
 /**
  * The one ClickHouse surface the services use: the same SQL over HTTP (cluster) or against the
  * engine in process through chDB (standalone). Queries always take typed parameters.
  */
 export class ClickHouse {
   private constructor(
-    private readonly client: ClickHouseClient,
-    private readonly raw: RawInserter | null,
+    private readonly lanes: Lane[],
     readonly target: ClickHouseTarget,
   ) {}
+
+  /** The least busy lane, held for the duration of `fn`. */
+  private async on<T>(fn: (lane: Lane) => Promise<T>): Promise<T> {
+    let lane = this.lanes[0];
+    for (const l of this.lanes) if (l.busy < lane.busy) lane = l;
+    lane.busy++;
+    try {
+      return await fn(lane);
+    } finally {
+      lane.busy--;
+    }
+  }
 
   /** The HTTP form from the shared CLICKHOUSE_* settings, migrated and ready. */
   static async fromConfig(c: { CLICKHOUSE_URL: string; CLICKHOUSE_USER: string; CLICKHOUSE_PASSWORD: string; CLICKHOUSE_DATABASE: string }): Promise<ClickHouse> {
@@ -42,33 +68,38 @@ export class ClickHouse {
         max_open_connections: 20,
         clickhouse_settings: { date_time_output_format: 'iso', output_format_json_quote_64bit_integers: 0 },
       });
-      return new ClickHouse(client, null, target);
+      return new ClickHouse([{ client, raw: null, busy: 0 }], target);
     }
     // chDB binds one data directory per process; loaded lazily so cluster services never load the engine.
     // eslint-disable-next-line @typescript-eslint/no-require-imports
     const { createChdbConnection } = require('chdb/connection') as typeof import('chdb/connection');
-    const connection = createChdbConnection({ path: target.path });
-    const client = createClient({ connection } as unknown as Parameters<typeof createClient>[0]);
-    const raw = (connection as unknown as { chdb: RawInserter }).chdb;
-    return new ClickHouse(client, raw, target);
+    const lanes: Lane[] = [];
+    for (let i = 0; i < EMBEDDED_LANES; i++) {
+      const connection = createChdbConnection({ path: target.path });
+      const client = createClient({ connection } as unknown as Parameters<typeof createClient>[0]);
+      lanes.push({ client, raw: (connection as unknown as { chdb: RawInserter }).chdb, busy: 0 });
+    }
+    return new ClickHouse(lanes, target);
   }
 
   /** In process, parameters go in as typed literals: chDB would run parameterized queries one at a time. */
-  private bound(sql: string, params: QueryParams): { query: string; query_params: QueryParams } {
-    return this.raw !== null ? { query: inlineParams(sql, params), query_params: {} } : { query: sql, query_params: params };
+  private bound(lane: Lane, sql: string, params: QueryParams): { query: string; query_params: QueryParams } {
+    return lane.raw !== null ? { query: inlineParams(sql, params), query_params: {} } : { query: sql, query_params: params };
   }
 
   async query<T>(sql: string, params: QueryParams = {}, settings: Record<string, string | number> = {}): Promise<T[]> {
-    const rs = await this.client.query({
-      ...this.bound(sql, params),
-      format: 'JSONEachRow',
-      clickhouse_settings: { date_time_output_format: 'iso', output_format_json_quote_64bit_integers: 0, ...settings },
+    return this.on(async (lane) => {
+      const rs = await lane.client.query({
+        ...this.bound(lane, sql, params),
+        format: 'JSONEachRow',
+        clickhouse_settings: { date_time_output_format: 'iso', output_format_json_quote_64bit_integers: 0, ...settings },
+      });
+      return (await rs.json()) as T[];
     });
-    return (await rs.json()) as T[];
   }
 
   async command(sql: string, params: QueryParams = {}, settings: Record<string, string | number> = {}): Promise<void> {
-    await this.client.command({ ...this.bound(sql, params), clickhouse_settings: settings });
+    await this.on((lane) => lane.client.command({ ...this.bound(lane, sql, params), clickhouse_settings: settings }));
   }
 
   /** Inserts a pre-serialized JSONEachRow body: the engine parses it, not Node. */
@@ -86,24 +117,26 @@ export class ClickHouse {
 
   private async insertRaw(table: string, format: string, columns: readonly string[] | null, body: Buffer, settings: Record<string, string | number>): Promise<void> {
     if (body.length === 0) return;
-    if (this.raw) {
-      await this.raw.rawInsert({ table, values: body, format, settings, ...(columns ? { columns: [...columns] } : {}) });
-      return;
-    }
-    const rs = await this.client.exec({
-      query: `INSERT INTO ${table}${columns ? ` (${columns.join(', ')})` : ''} FORMAT ${format}`,
-      values: Readable.from([body], { objectMode: false }),
-      clickhouse_settings: settings,
+    await this.on(async ({ client, raw }) => {
+      if (raw) {
+        await raw.rawInsert({ table, values: body, format, settings, ...(columns ? { columns: [...columns] } : {}) });
+        return;
+      }
+      const rs = await client.exec({
+        query: `INSERT INTO ${table}${columns ? ` (${columns.join(', ')})` : ''} FORMAT ${format}`,
+        values: Readable.from([body], { objectMode: false }),
+        clickhouse_settings: settings,
+      });
+      rs.stream.resume();
     });
-    rs.stream.resume();
   }
 
   async ping(): Promise<void> {
-    const r = await this.client.ping();
+    const r = await this.on((lane) => lane.client.ping());
     if (!r.success) throw r.error;
   }
 
   async close(): Promise<void> {
-    await this.client.close();
+    await Promise.all(this.lanes.map((l) => l.client.close()));
   }
 }

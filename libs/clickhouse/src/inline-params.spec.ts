@@ -56,7 +56,7 @@ describe('inlined parameters on ClickHouse (chDB)', () => {
   ];
 
   it('answers as server-side binding does, for every type the services use', async () => {
-    const bound = (ch as unknown as { client: ClickHouseClient }).client;
+    const bound = (ch as unknown as { lanes: { client: ClickHouseClient }[] }).lanes[0].client;
     for (const [sql, params] of [...strings.map((s) => ['SELECT {s:String} AS v', { s }] as [string, Record<string, unknown>]), ...cases.slice(1)]) {
       const inlined = await ch.query<{ v: unknown }>(sql, params);
       const rs = await bound.query({ query: sql, query_params: params, format: 'JSONEachRow' });

@@ -4,10 +4,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { InProcessBus, type BusMessage } from '@th/bus';
 import { ClickHouse, migrateClickHouse } from '@th/clickhouse';
+import { uuidv7 } from '@th/testing';
 import { TOPICS, type RunEvent, type TopicPayload } from '@th/contracts';
 import { PriceMapRepository } from './price-map/price-map.repository';
 import { RunWriterService } from './run-writer.service';
 import { RunCache } from './run-cache';
+import type { NewRunFilter } from './new-run-filter';
+
 
 /** The run writer on the real engine (chDB): what it acknowledges is in ClickHouse, retries included. */
 describe('run writer on ClickHouse (chDB)', () => {
@@ -204,5 +207,43 @@ describe('run writer on ClickHouse (chDB)', () => {
       { t: tenant, id, s: session },
     );
     expect(Number(versions)).toBe(1);
+  });
+
+  it('a sole writer reads back stored runs but does not look up runs newer than all it found stored', async () => {
+    const t = Date.UTC(2026, 10, 21, 9);
+    // a run another writer stored before this one started
+    const before = uuidv7(t);
+    await writer.handle([message(post(before), 300)]);
+    const lookedUp: string[] = [];
+    const watched = Object.create(ch) as ClickHouse;
+    watched.query = async <T>(sql: string, params?: Record<string, unknown>, settings?: Record<string, string | number>): Promise<T[]> => {
+      lookedUp.push(...((params?.ids as string[] | undefined) ?? []));
+      return ch.query<T>(sql, params, settings);
+    };
+    const sole = new RunWriterService(bus, watched, { ...options, soleWriter: true }, new PriceMapRepository(ch));
+    await (sole as unknown as { newRuns: NewRunFilter }).newRuns.start(ch);
+    const end = (id: string, a: number): RunEvent => ({ ...post(id), op: 'patch', fields: { end_time: '2026-11-20T10:00:01.000Z', outputs: { a } } });
+    // the stored run is looked up, and its PATCH merges into its POST
+    await sole.handle([message(end(before, 5), 301)]);
+    expect(lookedUp).toContain(before);
+    // a newer run is new: no lookup
+    const fresh = uuidv7(t + 60_000);
+    await sole.handle([message(post(fresh), 302), message(end(fresh, 6), 303)]);
+    expect(lookedUp).not.toContain(fresh);
+    // finished, it left the memory; a late event for it is looked up and merges with its stored row
+    const late: RunEvent = { ...post(fresh), op: 'patch', fields: { extra: { metadata: { late: true } } } };
+    await sole.handle([message(late, 304)]);
+    expect(lookedUp).toContain(fresh);
+    const row = async (id: string) =>
+      (
+        await ch.query<{ status: string; inputs: string; outputs: string; extra: string }>(
+          'SELECT status, inputs, outputs, extra FROM runs FINAL WHERE tenant_id = {t:UUID} AND id = {id:UUID}',
+          { t: tenant, id },
+        )
+      ).map((r) => ({ ...r, inputs: JSON.parse(r.inputs) as unknown, outputs: JSON.parse(r.outputs) as unknown }));
+    expect(await row(before)).toMatchObject([{ status: 'success', inputs: { q: 1 }, outputs: { a: 5 } }]);
+    const [last] = await row(fresh);
+    expect(last).toMatchObject({ status: 'success', inputs: { q: 1 }, outputs: { a: 6 } });
+    expect(JSON.parse(last.extra)).toEqual({ metadata: { late: true } });
   });
 });

@@ -3,6 +3,7 @@ import { TOPICS, type ModelPriceMap, type RunControlEvent, type RunEvent, type T
 import { EventBus, type BusMessage, type Rejection } from '@th/bus';
 import { byIdsCondition, ClickHouse, RowBuffer, RUNS_BY_ID } from '@th/clickhouse';
 import { RunCache } from './run-cache';
+import { NewRunFilter } from './new-run-filter';
 import { computeRun, emptyRun, mergeEvent, type ComputedRun, type MergedRun } from './run-merge';
 import {
   keyOf,
@@ -18,7 +19,7 @@ import {
 } from './run-row';
 import { INGEST_OPTIONS, type IngestOptions } from './ingest.options';
 import { analyzeLlmRun } from '@th/llm';
-import { PriceMapRepository } from './price-map/price-map.repository';
+import { PriceMapCache, PriceMapRepository } from './price-map/price-map.repository';
 
 type RunsMessage = BusMessage<TopicPayload<'runs'>>;
 
@@ -28,6 +29,9 @@ type RunsMessage = BusMessage<TopicPayload<'runs'>>;
  * 5,000 did not fit, and a batch with that many new runs failed on every retry.
  */
 const LOOKUP_CHUNK = 2_000;
+
+/** Runs the new-run filter remembers as written (about 100 bytes each) before its floor rises. */
+const NEW_RUN_NOTES = 500_000;
 
 /** Process-wide monotonic version: microseconds since the epoch, never repeating. */
 let lastVersion = 0;
@@ -44,6 +48,10 @@ export function nextVersion(): number {
 export class RunWriterService implements OnApplicationBootstrap {
   private readonly logger = new Logger('run-writer');
   private readonly cache: RunCache;
+  /** Set where this writer is the only one (standalone): runs that cannot be stored yet are not looked up. */
+  private readonly newRuns: NewRunFilter | null;
+  /** Where every price-map write goes through this process, the maps stay in memory between batches. */
+  private readonly prices: Pick<PriceMapRepository, 'listForTenants'>;
   private mergeLock: Promise<unknown> = Promise.resolve();
   /** Batches between the start of their lookups and the end of their merge. */
   private openWindows = 0;
@@ -54,18 +62,36 @@ export class RunWriterService implements OnApplicationBootstrap {
     private readonly bus: EventBus,
     private readonly ch: ClickHouse,
     @Inject(INGEST_OPTIONS) private readonly options: IngestOptions,
-    private readonly prices: PriceMapRepository,
+    priceMaps: PriceMapRepository,
   ) {
+    this.prices = options.soleWriter ? new PriceMapCache(priceMaps) : priceMaps;
     this.cache = new RunCache(options.writerCacheEntries);
+    this.newRuns = options.soleWriter ? new NewRunFilter(NEW_RUN_NOTES) : null;
   }
 
   async onApplicationBootstrap(): Promise<void> {
     if (!this.options.writer) return;
+    this.startNewRunFilter();
     await this.bus.subscribe(
       TOPICS.runs,
-      { groupId: 'ingest-writer', maxBatchSize: this.options.writerMaxBatch, concurrency: 4, parallelBacklog: this.options.writerParallelBacklog, onAssignmentChange: () => this.cache.clear() },
+      {
+        groupId: 'ingest-writer',
+        maxBatchSize: this.options.writerMaxBatch,
+        concurrency: 4,
+        parallelBacklog: this.options.writerParallelBacklog,
+        onAssignmentChange: () => {
+          this.cache.clear();
+          this.newRuns?.reset();
+          this.startNewRunFilter();
+        },
+      },
       (batch) => this.handle(batch),
     );
+  }
+
+  /** Reads the filter's floor in the background: until then every run is looked up. */
+  private startNewRunFilter(): void {
+    this.newRuns?.start(this.ch).catch((err: unknown) => this.logger.warn(`new-run filter not started, every run is looked up: ${(err as Error).message}`));
   }
 
   /**
@@ -95,14 +121,14 @@ export class RunWriterService implements OnApplicationBootstrap {
     this.openWindows++;
     let merged: Awaited<ReturnType<RunWriterService['merge']>>;
     try {
-      const requested = [...byRun.keys()].filter((k) => !this.cache.get(k));
+      const requested = [...byRun].filter(([k, list]) => !this.cache.get(k) && (this.newRuns?.mayExist(k, list[0].event.id) ?? true)).map(([k]) => k);
       const looked = await this.loadStates(requested);
       merged = await this.serialized(async () => {
         // A run found in the cache above may have been pushed out since (the cache is bounded): read it
         // now, inside the merge lock, rather than merge into an empty state and overwrite its stored row.
         // (Runs this batch did look up are covered by the window instead: see releaseFinished.)
         const asked = new Set(requested);
-        const pushedOut = [...byRun.keys()].filter((k) => !asked.has(k) && !this.cache.get(k));
+        const pushedOut = [...byRun].filter(([k, list]) => !asked.has(k) && !this.cache.get(k) && (this.newRuns?.mayExist(k, list[0].event.id) ?? true)).map(([k]) => k);
         if (pushedOut.length > 0) for (const [k, run] of await this.loadStates(pushedOut)) looked.set(k, run);
         return this.merge(byRun, looked, rejected);
       });
@@ -133,9 +159,13 @@ export class RunWriterService implements OnApplicationBootstrap {
     }
     try {
       if (attachmentLines.length > 0) await this.ch.insertJsonEachRow('run_attachments', Buffer.from(attachmentLines.join('\n')));
-      // The locator first: a run row is never written without the locator row that finds it.
-      if (locatorRows.count > 0) await this.ch.insertJsonCompactEachRow(RUNS_BY_ID, LOCATOR_ROW_COLUMNS, locatorRows.body());
-      if (runRows.count > 0) await this.ch.insertJsonCompactEachRow('runs', RUN_ROW_COLUMNS, runRows.body(), RUN_ROW_INSERT_SETTINGS);
+      // Both at once: the batch counts as written (and its events as handled) only once both have landed,
+      // so a failure of either is retried with the whole batch, and a lookup never misses a row that
+      // a redelivery would not write again.
+      await Promise.all([
+        locatorRows.count > 0 ? this.ch.insertJsonCompactEachRow(RUNS_BY_ID, LOCATOR_ROW_COLUMNS, locatorRows.body()) : null,
+        runRows.count > 0 ? this.ch.insertJsonCompactEachRow('runs', RUN_ROW_COLUMNS, runRows.body(), RUN_ROW_INSERT_SETTINGS) : null,
+      ]);
     } catch (err) {
       // The cache already holds these versions: forget them, so the retry merges from what ClickHouse has.
       for (const m of merged) this.cache.delete(RunCache.key(m.run.tenant_id, m.run.id));
@@ -246,6 +276,7 @@ export class RunWriterService implements OnApplicationBootstrap {
         run.storedKeys = [keyOf({ session_id: computed.session_id, start_time: computed.start_time })];
         run.version = version;
         this.cache.set(key, run);
+        this.newRuns?.note(key, run.id);
         out.push({ run, computed, oldKeys, receivedAt: list[0].event.received_at, attachmentLines, events: list });
       } catch (err) {
         // A run that cannot be merged is poison: dead-letter its events, keep the rest moving.

@@ -6,3 +6,4 @@ export * from './clickhouse-http-server';
 export * from './cluster';
 export * from './rate-limit-table';
 export * from './s3-server';
+export * from './ids';

@@ -41,6 +41,12 @@ function fromRow(r: Row): ModelPriceMap {
   };
 }
 
+/**
+ * Counts the price-map writes of this process that have landed. A read that started before one of
+ * them may be stale; a read that started after one has seen it.
+ */
+let writesLanded = 0;
+
 /** A workspace's model price maps in ClickHouse: the writer prices runs from the same store it writes. */
 @Injectable()
 export class PriceMapRepository {
@@ -90,6 +96,40 @@ export class PriceMapRepository {
       version: this.lastVersion,
       is_deleted: deleted ? 1 : 0,
     };
-    await this.ch.insertJsonEachRow('model_price_map', Buffer.from(JSON.stringify(row)));
+    try {
+      await this.ch.insertJsonEachRow('model_price_map', Buffer.from(JSON.stringify(row)));
+    } finally {
+      writesLanded++; // even a failed insert may have landed
+    }
+  }
+}
+
+/**
+ * The price maps the writer prices runs with, kept in memory between batches. Only where every write
+ * of price maps goes through this process (standalone): a write made elsewhere would never be seen.
+ * A write through this process empties it once it has landed, so the next batch reads the new maps.
+ */
+export class PriceMapCache {
+  private readonly byTenant = new Map<string, ModelPriceMap[]>();
+  private seen = writesLanded;
+
+  constructor(
+    private readonly repo: PriceMapRepository,
+    private readonly maxTenants = 10_000,
+  ) {}
+
+  async listForTenants(tenants: string[]): Promise<Map<string, ModelPriceMap[]>> {
+    const at = writesLanded;
+    if (at !== this.seen || this.byTenant.size > this.maxTenants) {
+      this.byTenant.clear();
+      this.seen = at;
+    }
+    const missing = tenants.filter((t) => !this.byTenant.has(t));
+    const read = missing.length > 0 ? await this.repo.listForTenants(missing) : new Map<string, ModelPriceMap[]>();
+    // Kept only if no write landed during the read (the read may have missed it).
+    if (writesLanded === at && this.seen === at) for (const t of missing) this.byTenant.set(t, read.get(t) ?? []);
+    const out = new Map<string, ModelPriceMap[]>();
+    for (const t of tenants) out.set(t, read.get(t) ?? this.byTenant.get(t) ?? []);
+    return out;
   }
 }
