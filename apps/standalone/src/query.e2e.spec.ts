@@ -88,6 +88,37 @@ describe('query: runs, stats and projects through HTTP', () => {
     expect((await query({ session: [projectId], metadata: { user: 'u1' } })).runs.map((r) => r.name)).toEqual(['root-3', 'root-1']);
   });
 
+  it('runs named by id: in order, with the other conditions, paged, newest versions only, nothing unknown', async () => {
+    const named = [traceIds[0], childIds[1], traceIds[2], childIds[3], traceIds[4]];
+    const all = await query({ id: [...named, randomUUID()] });
+    // newest first by start time, the unknown id ignored
+    expect(all.runs.map((r) => r.id)).toEqual([traceIds[4], childIds[3], traceIds[2], childIds[1], traceIds[0]]);
+    expect(all.runs[0]).toMatchObject({ name: 'root-4', status: 'success', inputs: { question: 'q4' }, outputs: { answer: 'a4' } });
+    // ids with other conditions, and an order
+    expect((await query({ id: named, run_type: 'llm', order: 'asc' })).runs.map((r) => r.id)).toEqual([childIds[1], childIds[3]]);
+    expect((await query({ id: named, filter: 'eq(error, "failed hard")' })).runs.map((r) => r.id)).toEqual([traceIds[2]]);
+    // paged with the cursor
+    const seen: string[] = [];
+    let cursor: string | null = null;
+    for (let i = 0; i < 5; i++) {
+      const page = await query({ id: named, limit: 2, ...(cursor ? { cursor } : {}) });
+      seen.push(...page.runs.map((r) => r.id as string));
+      cursor = page.cursors.next;
+      if (!cursor) break;
+    }
+    expect(seen).toEqual(all.runs.map((r) => r.id));
+    // a patched run is listed once, as its newest version
+    const id = randomUUID();
+    const t = '2026-11-20T12:00:00.000001Z';
+    const order = seg(t, id);
+    expect((await svc.api('/runs', { method: 'POST', json: { id, name: 'named', run_type: 'tool', start_time: t, trace_id: id, dotted_order: order, session_name: 'named-runs' } })).status).toBe(202);
+    expect((await svc.api(`/runs/${id}`, { method: 'PATCH', json: { trace_id: id, dotted_order: order, end_time: '2026-11-20T12:00:01.000001Z', outputs: { v: 2 } } })).status).toBe(202);
+    const patched = await query({ id: [id], select: ['status', 'outputs'] });
+    expect(patched.runs).toEqual([{ status: 'success', outputs: { v: 2 } }]);
+    // unknown ids only: an empty page
+    expect(await query({ id: [randomUUID(), randomUUID()] })).toEqual({ runs: [], cursors: { next: null, prev: null } });
+  });
+
   it('lists only the newest version of each run, even before ClickHouse merges old versions away', async () => {
     const id = randomUUID();
     const t = '2026-11-20T11:00:00.000001Z';
@@ -191,6 +222,9 @@ describe('query: runs, stats and projects through HTTP', () => {
     const qb = await svc.api('/runs/query', { method: 'POST', json: { session: [projectId] }, headers: { 'x-api-key': other.api_key } });
     expect(((await qb.json()) as { runs: unknown[] }).runs).toEqual([]);
     void q;
+    // naming this workspace's runs by id finds nothing either
+    const byId = await svc.api('/runs/query', { method: 'POST', json: { id: [traceIds[0], childIds[1]] }, headers: { 'x-api-key': other.api_key } });
+    expect(((await byId.json()) as { runs: unknown[] }).runs).toEqual([]);
     expect((await as(`/sessions/${projectId}`)).status).toBe(404);
     const st = await svc.api('/runs/stats', { method: 'POST', json: { session: [projectId] }, headers: { 'x-api-key': other.api_key } });
     expect(((await st.json()) as Json).run_count).toBe(0);

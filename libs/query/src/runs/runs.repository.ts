@@ -75,6 +75,72 @@ export class RunsRepository {
     return [...cols].join(', ');
   }
 
+  /**
+   * Where each of these runs lives now: its newest locator row, unless that write deleted it there.
+   * One read by primary key; ids without a live row are left out.
+   */
+  async locate(scope: TenantScope, ids: readonly string[]): Promise<Map<string, { session_id: string; start_time: string; version: number }>> {
+    const out = new Map<string, { session_id: string; start_time: string; version: number }>();
+    if (ids.length === 0) return out;
+    const byIds = byIdsCondition('ids', [...new Set(ids)]);
+    const rows = await this.ch.query<{ id: string; session_id: string; start_time: string; version: number | string; is_deleted: number }>(
+      `SELECT id, session_id, toString(start_time) AS start_time, version, is_deleted FROM ${RUNS_BY_ID} WHERE tenant_id = {tenant:UUID} AND ${byIds.sql}`,
+      { tenant: scope.tenant_id, ...byIds.params },
+    );
+    const byId = new Map<string, typeof rows>();
+    for (const r of rows) {
+      const list = byId.get(r.id);
+      if (list) list.push(r);
+      else byId.set(r.id, [r]);
+    }
+    for (const [id, list] of byId) {
+      const live = newestLive(list);
+      if (live) out.set(id, { session_id: live.session_id, start_time: live.start_time, version: Number(live.version) });
+    }
+    return out;
+  }
+
+  /**
+   * A page of located runs (see locate) that meet the conditions, in one read bounded by their sorting
+   * keys: their projects and time span, their ids and current versions.
+   */
+  async listLocated(
+    scope: TenantScope,
+    located: Map<string, { session_id: string; start_time: string; version: number }>,
+    conditions: Condition[],
+    fields: readonly (keyof RunRecord)[],
+    order: 'asc' | 'desc',
+    limit: number,
+  ): Promise<StoredRun[]> {
+    if (located.size === 0) return [];
+    const dir = order === 'asc' ? 'ASC' : 'DESC';
+    const places = [...located.values()];
+    const times = places.map((p) => p.start_time).sort();
+    const { where, params } = this.where(scope, [
+      ...conditions,
+      {
+        sql: `session_id IN {loc_sessions:Array(UUID)} AND start_time BETWEEN {loc_t0:DateTime64(6, 'UTC')} AND {loc_t1:DateTime64(6, 'UTC')}
+              AND id IN {loc_ids:Array(UUID)} AND version IN {loc_versions:Array(UInt64)}`,
+        params: {
+          loc_sessions: [...new Set(places.map((p) => p.session_id))],
+          loc_t0: times[0],
+          loc_t1: times[times.length - 1],
+          loc_ids: [...located.keys()],
+          loc_versions: places.map((p) => p.version),
+        },
+      },
+    ]);
+    // A few more than the page: another run's old version could share a current version (two writers, one microsecond).
+    const rows = await this.ch.query<StoredRun>(
+      `SELECT ${RunsRepository.columnsFor(fields)}, version AS _version FROM runs WHERE ${where} AND is_deleted = 0
+       ORDER BY start_time ${dir}, id ${dir} LIMIT {loc_limit:UInt32}`,
+      { ...params, loc_limit: limit + 16 },
+    );
+    const current = rows.filter((r) => located.get(String(r.id))?.version === Number(r._version));
+    for (const r of current) delete r._version;
+    return current.slice(0, limit);
+  }
+
   /** By primary key twice, no FINAL: the locator says where the run lives, then that key range is read. */
   async getById(scope: TenantScope, id: string, fields: readonly (keyof RunRecord)[]): Promise<StoredRun | null> {
     const byId = byIdCondition('id', id);
@@ -110,7 +176,7 @@ export class RunsRepository {
     limit: number,
   ): Promise<StoredRun[]> {
     const dir = order === 'asc' ? 'ASC' : 'DESC';
-    const valid: { id: string; version: number; t: string }[] = [];
+    const valid: { id: string; version: number; t: string; s: string }[] = [];
     let after: { t: string; id: string } | null = null;
     let want = limit + 16;
     for (let round = 0; round < 6 && valid.length < limit; round++) {
@@ -118,8 +184,8 @@ export class RunsRepository {
         ? [...conditions, { sql: `(start_time, id) ${order === 'asc' ? '>' : '<'} ({after_t:DateTime64(6, 'UTC')}, {after_id:UUID})`, params: { after_t: after.t, after_id: after.id } }]
         : conditions;
       const { where, params } = this.where(scope, page);
-      const candidates = await this.ch.query<{ id: string; version: number | string; t: string }>(
-        `SELECT id, version, toString(start_time) AS t FROM runs WHERE ${where} AND is_deleted = 0
+      const candidates = await this.ch.query<{ id: string; version: number | string; t: string; s: string }>(
+        `SELECT id, version, toString(start_time) AS t, session_id AS s FROM runs WHERE ${where} AND is_deleted = 0
          ORDER BY start_time ${dir}, id ${dir}, version DESC LIMIT 1 BY id LIMIT {want:UInt32}`,
         { ...params, want },
       );
@@ -134,7 +200,7 @@ export class RunsRepository {
         ).map((r) => [r.id, Number(r.v)]),
       );
       for (const c of candidates) {
-        if (Number(c.version) >= (newest.get(c.id) ?? 0) && !valid.some((v) => v.id === c.id)) valid.push({ id: c.id, version: Number(c.version), t: c.t });
+        if (Number(c.version) >= (newest.get(c.id) ?? 0) && !valid.some((v) => v.id === c.id)) valid.push({ id: c.id, version: Number(c.version), t: c.t, s: c.s });
         if (valid.length >= limit) break;
       }
       if (candidates.length < want) break;
@@ -143,13 +209,20 @@ export class RunsRepository {
       want *= 2;
     }
     if (valid.length === 0) return [];
-    // The page's own time range bounds the read to a few granules of the sorting key.
+    // The page's own projects and time range bound the read to a few granules of the sorting key.
     const times = valid.map((v) => v.t).sort();
     const rows = await this.ch.query<StoredRun>(
       `SELECT ${RunsRepository.columnsFor(fields)}, version AS _version FROM runs
-       WHERE tenant_id = {tenant:UUID} AND start_time BETWEEN {t0:DateTime64(6, 'UTC')} AND {t1:DateTime64(6, 'UTC')}
+       WHERE tenant_id = {tenant:UUID} AND session_id IN {sessions:Array(UUID)} AND start_time BETWEEN {t0:DateTime64(6, 'UTC')} AND {t1:DateTime64(6, 'UTC')}
          AND id IN {ids:Array(UUID)} AND version IN {versions:Array(UInt64)} AND is_deleted = 0`,
-      { tenant: scope.tenant_id, t0: times[0], t1: times[times.length - 1], ids: valid.map((v) => v.id), versions: valid.map((v) => v.version) },
+      {
+        tenant: scope.tenant_id,
+        sessions: [...new Set(valid.map((v) => v.s))],
+        t0: times[0],
+        t1: times[times.length - 1],
+        ids: valid.map((v) => v.id),
+        versions: valid.map((v) => v.version),
+      },
     );
     const byKey = new Map(rows.map((r) => [`${String(r.id)}|${Number(r._version)}`, r]));
     return valid.flatMap((v) => {

@@ -13,6 +13,8 @@ import { RunsRepository, type Condition, type StoredRun } from './runs.repositor
 import { FeedbackStatsRepository } from './feedback-stats.repository';
 
 const DEFAULT_SELECT = RUN_RECORD_FIELDS;
+/** Up to this many ids, a query naming runs locates them first (beyond, the general path scans the workspace). */
+const LOCATED_IDS_MAX = 1_000;
 const JSON_OBJECT_FIELDS = new Set(['inputs', 'outputs', 'extra', 'serialized', 'feedback_stats']);
 
 interface Cursor {
@@ -47,7 +49,11 @@ export class RunsService {
       });
     }
     const select = q.select && q.select.length > 0 ? q.select : DEFAULT_SELECT;
-    const rows = await this.runs.list(identity, conditions, select, q.order, q.limit + 1);
+    // Named runs are found through the locator first: their read is bounded by their own sorting keys.
+    const rows =
+      q.id && q.id.length > 0 && q.id.length <= LOCATED_IDS_MAX
+        ? await this.runs.listLocated(identity, await this.runs.locate(identity, q.id), conditions, select, q.order, q.limit + 1)
+        : await this.runs.list(identity, conditions, select, q.order, q.limit + 1);
     const page = rows.slice(0, q.limit);
     const last = page[page.length - 1];
     const next = rows.length > q.limit && last ? encodeCursor({ t: String(last.start_time), id: String(last.id) }) : null;
