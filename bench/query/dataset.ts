@@ -10,7 +10,7 @@
  * Everything derives from one seed, so the same arguments give the same data set.
  */
 import { microsToIso, type RunEvent } from '@th/contracts';
-import { computeRun, dottedSegment, emptyRun, locatorRow, mergeEvent, runRow } from '@th/ingest';
+import { computeRun, dottedSegment, emptyRun, mergeEvent, runRow } from '@th/ingest';
 
 /** mulberry32: small, fast, seedable. */
 export class Rng {
@@ -194,16 +194,12 @@ export class Dataset {
   }
 
   /** The next chunk of rows as one JSONCompactEachRow body (RUN_ROW_COLUMNS), or null when all runs were produced. */
-  nextChunk(chunkRows: number): { body: Buffer; locatorBody: Buffer; rows: number } | null {
+  nextChunk(chunkRows: number): { body: Buffer; rows: number } | null {
     if (this.done) return null;
     const lines: string[] = [];
-    this.locatorLines = [];
     while (lines.length < chunkRows && !this.done) this.trace(lines);
-    return { body: Buffer.from(lines.join('\n')), locatorBody: Buffer.from(this.locatorLines.join('\n')), rows: lines.length };
+    return { body: Buffer.from(lines.join('\n')), rows: lines.length };
   }
-
-  /** runs_by_id rows of the chunk being built (the writer inserts them too). */
-  private locatorLines: string[] = [];
 
   private text(min: number, max: number): string {
     const len = Math.floor(this.rng.range(min, max));
@@ -365,9 +361,8 @@ export class Dataset {
     mergeEvent(run, post);
     mergeEvent(run, patch);
     const computed = computeRun(run, patchAt);
-    const { line, key } = runRow(run, patchUs, patchAt, computed);
-    this.locatorLines.push(locatorRow(tenant, n.id, key, computed, patchUs));
-    return line;
+    // runs_by_id gets its rows from the runs insert (migration 0014), as the writer's do.
+    return runRow(run, patchUs, patchAt, computed).line;
   }
 
   /** Reservoir sampling (algorithm R) of roots and of children, separately. */

@@ -6,8 +6,8 @@
  *   node scripts/run.js bench/query/seed.js <bench dir>     (reads and updates <bench dir>/manifest.json)
  */
 import { join } from 'node:path';
-import { ClickHouse, RUNS_BY_ID } from '@th/clickhouse';
-import { LOCATOR_ROW_COLUMNS, RUN_ROW_COLUMNS, RUN_ROW_INSERT_SETTINGS } from '@th/ingest';
+import { ClickHouse } from '@th/clickhouse';
+import { RUN_ROW_COLUMNS, RUN_ROW_INSERT_SETTINGS } from '@th/ingest';
 import { Dataset } from './dataset';
 import { readManifest, writeManifest, type SeedResult } from './manifest';
 
@@ -51,9 +51,7 @@ async function main(): Promise<void> {
       bytes += chunk.body.length;
       inserts++;
       const c = chunk;
-      pending = ch
-        .insertJsonCompactEachRow(RUNS_BY_ID, LOCATOR_ROW_COLUMNS, c.locatorBody)
-        .then(() => ch.insertJsonCompactEachRow('runs', RUN_ROW_COLUMNS, c.body, RUN_ROW_INSERT_SETTINGS));
+      pending = ch.insertJsonCompactEachRow('runs', RUN_ROW_COLUMNS, c.body, RUN_ROW_INSERT_SETTINGS);
       if (ds.stats.runs - lastLog >= 500_000 || ds.done) {
         lastLog = ds.stats.runs;
         const s = (performance.now() - t0) / 1000;

@@ -4,7 +4,6 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ClickHouse, migrateClickHouse } from '@th/clickhouse';
 import { uuidv7 } from '@th/testing';
-import { LOCATOR_ROW_COLUMNS, locatorRow } from './run-row';
 import { NewRunFilter, uuidv7Millis } from './new-run-filter';
 
 
@@ -25,8 +24,8 @@ describe('new-run filter', () => {
   });
 
   const store = async (...ids: string[]) => {
-    const body = ids.map((id) => locatorRow(tenant, id, `${randomUUID()}|2026-11-20 10:00:00.000000`, { trace_id: id, dotted_order: '' }, 1)).join('\n');
-    await ch.insertJsonCompactEachRow('runs_by_id', LOCATOR_ROW_COLUMNS, Buffer.from(body));
+    const rows = ids.map((id) => ({ tenant_id: tenant, id, session_id: randomUUID(), start_time: '2026-11-20 10:00:00.000000', trace_id: id, dotted_order: '', version: 1, is_deleted: 0 }));
+    await ch.insertJsonEachRow('runs_by_id', Buffer.from(rows.map((r) => JSON.stringify(r)).join('\n')));
   };
 
   it('reads the time of a UUIDv7 and nothing from other ids', () => {

@@ -1,6 +1,6 @@
 import type { RunEvent } from '@th/contracts';
 import { emptyRun, mergeEvent } from './run-merge';
-import { LOCATOR_ROW_COLUMNS, locatorRow, RUN_ROW_COLUMNS, rowObject, runRow, tombstoneRow } from './run-row';
+import { RUN_ROW_COLUMNS, rowObject, runRow, tombstoneRow } from './run-row';
 
 const T = '11111111-1111-4111-8111-111111111111';
 const ID = '22222222-2222-4222-8222-222222222222';
@@ -44,23 +44,6 @@ describe('run row fields that are not objects', () => {
   });
 });
 
-describe('locator row', () => {
-  it('holds the locator values in column order, live and deleted', () => {
-    const key = `${ID}|2026-11-22 04:04:29.623001`;
-    expect(rowObject(LOCATOR_ROW_COLUMNS, locatorRow(T, ID, key, { trace_id: T, dotted_order: 'a"b' }, 1_790_000_000_000_001))).toEqual({
-      tenant_id: T,
-      id: ID,
-      session_id: ID,
-      start_time: '2026-11-22 04:04:29.623001',
-      trace_id: T,
-      dotted_order: 'a"b',
-      version: 1_790_000_000_000_001,
-      is_deleted: 0,
-    });
-    expect(locatorRow(T, ID, key, null, 7)).toBe(JSON.stringify([T, ID, ID, '2026-11-22 04:04:29.623001', ID, '', 7, 1]));
-  });
-});
-
 describe('rows as JSONCompactEachRow', () => {
   it('a run row has one value per column', () => {
     const run = emptyRun(T, ID);
@@ -77,6 +60,6 @@ describe('rows as JSONCompactEachRow', () => {
   });
 
   it('rowObject refuses a line whose values do not match the columns', () => {
-    expect(() => rowObject(LOCATOR_ROW_COLUMNS, '[1,2]')).toThrow('row has 2 values for 8 columns');
+    expect(() => rowObject(RUN_ROW_COLUMNS, '[1,2]')).toThrow(`row has 2 values for ${RUN_ROW_COLUMNS.length} columns`);
   });
 });

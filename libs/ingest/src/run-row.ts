@@ -90,16 +90,6 @@ export function runRow(run: MergedRun, version: number, receivedAtIso: string, c
   return { line, key: keyOf({ session_id: c.session_id, start_time: c.start_time }) };
 }
 
-/** The runs_by_id columns in the order locatorRow writes them (JSONCompactEachRow, like runRow). */
-export const LOCATOR_ROW_COLUMNS = ['tenant_id', 'id', 'session_id', 'start_time', 'trace_id', 'dotted_order', 'version', 'is_deleted'] as const;
-
-/** The runs_by_id row of a version: where it lives, and enough for children to find their trace. */
-export function locatorRow(tenantId: string, id: string, key: string, c: { trace_id: string; dotted_order: string } | null, version: number): string {
-  const [session_id, start_time] = key.split('|');
-  const q = JSON.stringify;
-  return `[${q(tenantId)},${q(id)},${q(session_id)},${q(start_time)},${q(c ? c.trace_id : id)},${q(c ? c.dotted_order : '')},${version},${c ? 0 : 1}]`;
-}
-
 /** A JSONCompactEachRow line as the object a JSONEachRow line of the same row would hold. */
 export function rowObject(columns: readonly string[], line: string): Record<string, unknown> {
   const values = JSON.parse(line) as unknown[];

@@ -207,6 +207,17 @@ describe('run writer on ClickHouse (chDB)', () => {
       { t: tenant, id, s: session },
     );
     expect(Number(versions)).toBe(1);
+    // runs_by_id got the same rows from that insert, through its view: the new key live, the old one deleted
+    const located = await ch.query<{ session_id: string; is_deleted: number; trace_id: string; same: number }>(
+      `SELECT session_id, is_deleted, trace_id, version = {v:UInt64} AS same FROM runs_by_id
+       WHERE tenant_id = {t:UUID} AND id = {id:UUID} AND version = (SELECT max(version) FROM runs_by_id WHERE tenant_id = {t:UUID} AND id = {id:UUID})
+       ORDER BY is_deleted`,
+      { t: tenant, id, v: marker[0].version },
+    );
+    expect(located).toEqual([
+      { session_id: session, is_deleted: 0, trace_id: id, same: 1 },
+      { session_id: other, is_deleted: 1, trace_id: id, same: 1 },
+    ]);
   });
 
   it('a sole writer reads back stored runs but does not look up runs newer than all it found stored', async () => {

@@ -7,8 +7,6 @@ import { NewRunFilter } from './new-run-filter';
 import { computeRun, emptyRun, mergeEvent, type ComputedRun, type MergedRun } from './run-merge';
 import {
   keyOf,
-  LOCATOR_ROW_COLUMNS,
-  locatorRow,
   mergedFromRow,
   RUN_ROW_COLUMNS,
   RUN_ROW_INSERT_SETTINGS,
@@ -139,19 +137,13 @@ export class RunWriterService implements OnApplicationBootstrap {
     const llm = await this.deriveLlm(merged, prices, llmTenants);
     // Rows go straight into insert bodies: their strings die young instead of waiting out the inserts.
     const runRows = new RowBuffer();
-    const locatorRows = new RowBuffer(16 * 1024);
     const attachmentLines: string[] = [];
     for (const m of merged) {
       try {
         const { line, key: rowKey } = runRow(m.run, m.run.version, m.receivedAt, m.computed, llm.get(m.run) ?? '');
+        // Every version (and delete marker) also lands in runs_by_id, through its view (migration 0014).
         runRows.push(line);
-        // Every version gets its locator row: queries take the newest locator version as the run's current one.
-        locatorRows.push(locatorRow(m.run.tenant_id, m.run.id, rowKey, m.computed, m.run.version));
-        for (const old of m.oldKeys) {
-          if (old === rowKey) continue;
-          runRows.push(tombstoneRow(m.run.tenant_id, m.run.id, old, m.run.version));
-          locatorRows.push(locatorRow(m.run.tenant_id, m.run.id, old, null, m.run.version));
-        }
+        for (const old of m.oldKeys) if (old !== rowKey) runRows.push(tombstoneRow(m.run.tenant_id, m.run.id, old, m.run.version));
         attachmentLines.push(...m.attachmentLines);
       } catch (err) {
         for (const { msg } of m.events) rejected.push({ message: msg, reason: `serialize failed: ${(err as Error).message}` });
@@ -159,13 +151,7 @@ export class RunWriterService implements OnApplicationBootstrap {
     }
     try {
       if (attachmentLines.length > 0) await this.ch.insertJsonEachRow('run_attachments', Buffer.from(attachmentLines.join('\n')));
-      // Both at once: the batch counts as written (and its events as handled) only once both have landed,
-      // so a failure of either is retried with the whole batch, and a lookup never misses a row that
-      // a redelivery would not write again.
-      await Promise.all([
-        locatorRows.count > 0 ? this.ch.insertJsonCompactEachRow(RUNS_BY_ID, LOCATOR_ROW_COLUMNS, locatorRows.body()) : null,
-        runRows.count > 0 ? this.ch.insertJsonCompactEachRow('runs', RUN_ROW_COLUMNS, runRows.body(), RUN_ROW_INSERT_SETTINGS) : null,
-      ]);
+      if (runRows.count > 0) await this.ch.insertJsonCompactEachRow('runs', RUN_ROW_COLUMNS, runRows.body(), RUN_ROW_INSERT_SETTINGS);
     } catch (err) {
       // The cache already holds these versions: forget them, so the retry merges from what ClickHouse has.
       for (const m of merged) this.cache.delete(RunCache.key(m.run.tenant_id, m.run.id));
