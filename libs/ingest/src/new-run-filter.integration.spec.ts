@@ -1,31 +1,17 @@
 import { randomUUID } from 'node:crypto';
-import { rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { ClickHouse, migrateClickHouse } from '@th/clickhouse';
-import { uuidv7 } from '@th/testing';
+import { suiteClickHouse, uuidv7 } from '@th/testing';
 import { NewRunFilter, uuidv7Millis } from './new-run-filter';
 
 
 describe('new-run filter', () => {
-  const dir = join(tmpdir(), `th-new-run-filter-${process.pid}`);
-  let ch: ClickHouse;
+  const engine = suiteClickHouse('new-run-filter');
   const tenant = randomUUID();
   const key = (id: string) => `${tenant}:${id}`;
   const T = Date.UTC(2026, 10, 20, 10);
 
-  beforeAll(async () => {
-    ch = ClickHouse.connect({ kind: 'embedded', path: dir });
-    await migrateClickHouse(ch);
-  });
-  afterAll(async () => {
-    await ch?.close();
-    rmSync(dir, { recursive: true, force: true });
-  });
-
   const store = async (...ids: string[]) => {
     const rows = ids.map((id) => ({ tenant_id: tenant, id, session_id: randomUUID(), start_time: '2026-11-20 10:00:00.000000', trace_id: id, dotted_order: '', version: 1, is_deleted: 0 }));
-    await ch.insertJsonEachRow('runs_by_id', Buffer.from(rows.map((r) => JSON.stringify(r)).join('\n')));
+    await engine().insertJsonEachRow('runs_by_id', Buffer.from(rows.map((r) => JSON.stringify(r)).join('\n')));
   };
 
   it('reads the time of a UUIDv7 and nothing from other ids', () => {
@@ -43,7 +29,7 @@ describe('new-run filter', () => {
     const newer = uuidv7(T + 10_000);
     // before its floor is read, every run may exist
     expect(filter.mayExist(key(newer), newer)).toBe(true);
-    await filter.start(ch);
+    await filter.start(engine());
     expect(filter.mayExist(key(storedOld), storedOld)).toBe(true);
     expect(filter.mayExist(key(storedV4), storedV4)).toBe(true);
     expect(filter.mayExist(key(older), older)).toBe(true);
@@ -63,7 +49,7 @@ describe('new-run filter', () => {
   it('runs written while the floor is being read are remembered, even when the read lands below them', async () => {
     const filter = new NewRunFilter(1000);
     const during = uuidv7(T + 60_000);
-    const reading = filter.start(ch);
+    const reading = filter.start(engine());
     filter.note(key(during), during); // written while the floor is read (the read may not see it)
     await reading;
     expect(filter.mayExist(key(during), during)).toBe(true);
@@ -73,7 +59,7 @@ describe('new-run filter', () => {
 
   it('past its bound the floor rises over the older half of what it remembers, which is then looked up again', async () => {
     const filter = new NewRunFilter(10);
-    await filter.start(ch);
+    await filter.start(engine());
     const base = T + 100_000;
     const written = Array.from({ length: 11 }, (_, i) => uuidv7(base + i * 1_000));
     for (const id of written) filter.note(key(id), id);
@@ -90,7 +76,7 @@ describe('new-run filter', () => {
   it('notes dropped before the floor was read still count once it is read', async () => {
     const filter = new NewRunFilter(4);
     const base = T + 200_000;
-    const reading = filter.start(ch);
+    const reading = filter.start(engine());
     const written = Array.from({ length: 5 }, (_, i) => uuidv7(base + i * 1_000));
     for (const id of written) filter.note(key(id), id);
     await reading;

@@ -7,3 +7,4 @@ export * from './cluster';
 export * from './rate-limit-table';
 export * from './s3-server';
 export * from './ids';
+export * from './embedded-clickhouse';

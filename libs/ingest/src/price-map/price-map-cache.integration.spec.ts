@@ -1,23 +1,11 @@
 import { randomUUID } from 'node:crypto';
-import { rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { ClickHouse, migrateClickHouse } from '@th/clickhouse';
 import type { ModelPriceMap } from '@th/contracts';
+import { suiteClickHouse } from '@th/testing';
 import { PriceMapCache, PriceMapRepository } from './price-map.repository';
 
 /** The writer's in-memory price maps (standalone), on the real engine. */
 describe('price-map cache', () => {
-  const dir = join(tmpdir(), `th-price-cache-${process.pid}`);
-  let ch: ClickHouse;
-  beforeAll(async () => {
-    ch = ClickHouse.connect({ kind: 'embedded', path: dir });
-    await migrateClickHouse(ch);
-  });
-  afterAll(async () => {
-    await ch?.close();
-    rmSync(dir, { recursive: true, force: true });
-  });
+  const engine = suiteClickHouse('price-cache');
 
   const entry = (tenant: string, prompt_cost: number): ModelPriceMap & { tenant_id: string } => {
     const t = new Date().toISOString();
@@ -39,7 +27,7 @@ describe('price-map cache', () => {
   };
 
   it('reads a workspace once, and again after a write through any repository of the process has landed', async () => {
-    const repo = new PriceMapRepository(ch);
+    const repo = new PriceMapRepository(engine());
     const reads = jest.spyOn(repo, 'listForTenants');
     const cache = new PriceMapCache(repo);
     const [a, b] = [randomUUID(), randomUUID()];
@@ -49,13 +37,13 @@ describe('price-map cache', () => {
     expect((await cache.listForTenants([a, b])).get(a)).toHaveLength(1);
     expect(reads.mock.calls.map((c) => c[0])).toEqual([[a], [b]]); // the third read came from memory
     // another repository instance (another module of the same process) writes a new map
-    await new PriceMapRepository(ch).put(entry(b, 0.5));
+    await new PriceMapRepository(engine()).put(entry(b, 0.5));
     expect((await cache.listForTenants([a, b])).get(b)?.map((p) => p.prompt_cost)).toEqual([0.5]);
     expect(reads).toHaveBeenCalledTimes(3);
   });
 
   it('a read that a write overtook is used once but not kept', async () => {
-    const repo = new PriceMapRepository(ch);
+    const repo = new PriceMapRepository(engine());
     const cache = new PriceMapCache(repo);
     const tenant = randomUUID();
     let release!: () => void;
