@@ -31,10 +31,11 @@ export class RunsService {
   ) {}
 
   async get(identity: Identity, id: string): Promise<Partial<RunRecord>> {
-    const row = await this.runs.getById(identity, id, DEFAULT_SELECT);
+    // The feedback stats need only the id: read alongside the run, on another connection.
+    const [row, stats] = await Promise.all([this.runs.getById(identity, id, DEFAULT_SELECT), this.feedbackStats.forRuns(identity, [id])]);
     if (!row) throw notFound(`Run ${id}`);
     const run = this.present(identity, row, DEFAULT_SELECT);
-    run.feedback_stats = (await this.feedbackStats.forRuns(identity, [id])).get(id) ?? null;
+    run.feedback_stats = stats.get(id) ?? null;
     return run;
   }
 
