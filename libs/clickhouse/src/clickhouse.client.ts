@@ -24,7 +24,7 @@ interface Lane {
 /**
  * chDB connections opened on the engine's directory. Each runs one statement at a time, and
  * connections to the same directory share the engine and its data but run side by side: the writer's
- * two inserts, its lookups and the readers' queries then use both cores instead of queueing.
+ * inserts, its lookups and the readers' queries then use both cores instead of queueing.
  */
 const EMBEDDED_LANES = 3;
 

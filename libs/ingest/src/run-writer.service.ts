@@ -119,14 +119,16 @@ export class RunWriterService implements OnApplicationBootstrap {
     this.openWindows++;
     let merged: Awaited<ReturnType<RunWriterService['merge']>>;
     try {
-      const requested = [...byRun].filter(([k, list]) => !this.cache.get(k) && (this.newRuns?.mayExist(k, list[0].event.id) ?? true)).map(([k]) => k);
+      // Runs neither in memory nor certain to be new (see NewRunFilter) are read back from ClickHouse.
+      const unknown = (k: string, list: { event: RunEvent }[]) => !this.cache.get(k) && (this.newRuns?.mayExist(k, list[0].event.id) ?? true);
+      const requested = [...byRun].filter(([k, list]) => unknown(k, list)).map(([k]) => k);
       const looked = await this.loadStates(requested);
       merged = await this.serialized(async () => {
         // A run found in the cache above may have been pushed out since (the cache is bounded): read it
         // now, inside the merge lock, rather than merge into an empty state and overwrite its stored row.
         // (Runs this batch did look up are covered by the window instead: see releaseFinished.)
         const asked = new Set(requested);
-        const pushedOut = [...byRun].filter(([k, list]) => !asked.has(k) && !this.cache.get(k) && (this.newRuns?.mayExist(k, list[0].event.id) ?? true)).map(([k]) => k);
+        const pushedOut = [...byRun].filter(([k, list]) => !asked.has(k) && unknown(k, list)).map(([k]) => k);
         if (pushedOut.length > 0) for (const [k, run] of await this.loadStates(pushedOut)) looked.set(k, run);
         return this.merge(byRun, looked, rejected);
       });

@@ -127,7 +127,7 @@ export class PriceMapCache {
     const missing = tenants.filter((t) => !this.byTenant.has(t));
     const read = missing.length > 0 ? await this.repo.listForTenants(missing) : new Map<string, ModelPriceMap[]>();
     // Kept only if no write landed during the read (the read may have missed it).
-    if (writesLanded === at && this.seen === at) for (const t of missing) this.byTenant.set(t, read.get(t) ?? []);
+    if (writesLanded === at) for (const t of missing) this.byTenant.set(t, read.get(t) ?? []);
     const out = new Map<string, ModelPriceMap[]>();
     for (const t of tenants) out.set(t, read.get(t) ?? this.byTenant.get(t) ?? []);
     return out;

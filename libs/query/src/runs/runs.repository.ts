@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { byIdCondition, byIdsCondition, ClickHouse, RUNS_BY_ID, type QueryParams } from '@th/clickhouse';
+import { byIdsCondition, ClickHouse, RUNS_BY_ID, type QueryParams } from '@th/clickhouse';
 import type { RunRecord } from '@th/contracts';
 
 export interface TenantScope {
@@ -143,12 +143,8 @@ export class RunsRepository {
 
   /** By primary key twice, no FINAL: the locator says where the run lives, then that key range is read. */
   async getById(scope: TenantScope, id: string, fields: readonly (keyof RunRecord)[]): Promise<StoredRun | null> {
-    const byId = byIdCondition('id', id);
-    const located = await this.ch.query<{ session_id: string; start_time: string; version: number | string; is_deleted: number }>(
-      `SELECT session_id, toString(start_time) AS start_time, version, is_deleted FROM ${RUNS_BY_ID} WHERE tenant_id = {tenant:UUID} AND ${byId.sql}`,
-      { tenant: scope.tenant_id, ...byId.params },
-    );
-    const newest = newestLive(located);
+    // One id: the only entry, whatever the case of the id asked for.
+    const [newest] = (await this.locate(scope, [id])).values();
     if (!newest) return null;
     const rows = await this.ch.query<StoredRun>(
       `SELECT ${RunsRepository.columnsFor(fields)}, version AS _version, is_deleted AS _deleted FROM runs
