@@ -117,6 +117,13 @@ describe('query: runs, stats and projects through HTTP', () => {
     expect(patched.runs).toEqual([{ status: 'success', outputs: { v: 2 } }]);
     // unknown ids only: an empty page
     expect(await query({ id: [randomUUID(), randomUUID()] })).toEqual({ runs: [], cursors: { next: null, prev: null } });
+    // more ids than are located first: the general path answers the same
+    const many = await query({ id: [...named, ...Array.from({ length: 1_000 }, () => randomUUID())] });
+    expect(many.runs.map((r) => r.id)).toEqual(all.runs.map((r) => r.id));
+    // an id that is not a UUID: 422 naming it, nothing read
+    const bad = await svc.api('/runs/query', { method: 'POST', json: { id: [traceIds[0], 'not-a-uuid'] } });
+    expect(bad.status).toBe(422);
+    expect(((await bad.json()) as { detail: { loc: unknown[] }[] }).detail.map((d) => d.loc)).toEqual([['body', 'id', 1]]);
   });
 
   it('lists only the newest version of each run, even before ClickHouse merges old versions away', async () => {
