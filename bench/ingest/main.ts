@@ -193,9 +193,13 @@ async function once(target: Target, args: Args, round_: number): Promise<Record<
             for (let i = 0; i < 3000; i++) {
               // A probe's keep-alive connection may be closed by the server while idle between rounds: try again.
               const body = await fetch(`${target.url}/runs/query`, { method: 'POST', headers, body: JSON.stringify({ id: [probe], select: ['status'] }) })
-                .then((r) => r.json() as Promise<{ runs: { status: string }[] }>)
+                .then(async (r) => {
+                  const b = (await r.json()) as { runs?: { status: string }[] };
+                  if (!Array.isArray(b.runs)) process.stderr.write(`probe answered ${r.status}: ${JSON.stringify(b).slice(0, 300)}\n`);
+                  return b;
+                })
                 .catch(() => ({ runs: [] }));
-              if (body.runs[0]?.status === 'success') {
+              if (body.runs?.[0]?.status === 'success') {
                 lags.push(performance.now() - ackAt);
                 return;
               }

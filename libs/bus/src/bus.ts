@@ -25,7 +25,16 @@ export interface Rejection<T> {
  * Handles one batch. Throwing means "try the whole batch again later" (a transient failure);
  * returning rejections sends those messages to the dead-letter topic and moves on.
  */
-export type BatchHandler<T> = (batch: BusMessage<T>[]) => Promise<{ rejected?: Rejection<T>[] } | void>;
+export type BatchHandler<T> = (batch: BusMessage<T>[], hooks?: BatchHooks) => Promise<{ rejected?: Rejection<T>[] } | void>;
+
+/** What a handler may tell the bus while it works on a batch (the Kafka bus passes none). */
+export interface BatchHooks {
+  /**
+   * The handler's in-memory work is done and it is waiting on storage: the bus may start the next
+   * batch now (in process), so that batch's work overlaps this one's write. Idempotent.
+   */
+  writing(): void;
+}
 
 export interface SubscribeOptions {
   groupId: string;

@@ -27,6 +27,8 @@ interface Subscription {
   queue: Pending[];
   /** Handler invocations in flight. */
   running: number;
+  /** Of those, the ones still in their in-memory work (not yet writing: see BatchHooks). */
+  busy: number;
   concurrency: number;
   parallelBacklog: number;
 }
@@ -178,6 +180,7 @@ export class InProcessBus extends EventBus {
       handler: handler as BatchHandler<unknown>,
       queue: [],
       running: 0,
+      busy: 0,
       concurrency: Math.max(1, opts.concurrency ?? 1),
       parallelBacklog: Math.max(1, opts.parallelBacklog ?? DEFAULT_PARALLEL_BACKLOG),
     });
@@ -192,28 +195,47 @@ export class InProcessBus extends EventBus {
     }
   }
 
+  /**
+   * Hands queued messages to the handler. While one invocation is in its in-memory work, the next waits
+   * (unless a large backlog builds up): publishes queue up and go over together. Once that invocation
+   * is writing (BatchHooks.writing), the next starts with what has queued, so the handler's work on
+   * one batch overlaps the store's write of the one before.
+   */
   private async pump(sub: Subscription): Promise<void> {
     if (sub.running >= sub.concurrency) return;
-    if (sub.running > 0 && sub.queue.length < Math.min(sub.parallelBacklog, sub.maxBatchSize)) return; // the busy handler takes them next
+    if (sub.busy > 0 && sub.queue.length < Math.min(sub.parallelBacklog, sub.maxBatchSize)) return; // the busy handler takes them next
     sub.running++;
+    sub.busy++;
+    let writing = false;
+    const hooks = {
+      writing: () => {
+        if (writing) return;
+        writing = true;
+        sub.busy--;
+        if (sub.queue.length > 0) void this.pump(sub);
+      },
+    };
     try {
       // Yield once so that concurrent publishers land in the same batch.
       await new Promise((r) => setImmediate(r));
-      while (sub.queue.length > 0) {
+      while (sub.queue.length > 0 && !writing) {
         const batch = sub.queue.splice(0, sub.maxBatchSize);
         // More is waiting: let another worker take it while this batch is handled.
         if (sub.queue.length > 0) void this.pump(sub);
-        await this.deliver(sub, batch);
+        await this.deliver(sub, batch, hooks);
       }
     } finally {
       sub.running--;
+      if (!writing) sub.busy--;
+      // What queued while this invocation was writing (another may have been refused a slot meanwhile).
+      if (sub.queue.length > 0) void this.pump(sub);
     }
   }
 
-  private async deliver(sub: Subscription, batch: Pending[]): Promise<void> {
+  private async deliver(sub: Subscription, batch: Pending[], hooks: { writing(): void }): Promise<void> {
     for (let attempt = 1; ; attempt++) {
       try {
-        const result = await sub.handler(batch.map(messageOf));
+        const result = await sub.handler(batch.map(messageOf), hooks);
         for (const r of result?.rejected ?? []) {
           this.logger.warn({ msg: 'message dead-lettered', topic: sub.topic, dlq: deadLetterTopic(sub.topic), reason: r.reason });
           this.deadLetters.push(r.message);

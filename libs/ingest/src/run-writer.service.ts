@@ -1,22 +1,21 @@
 import { Inject, Injectable, Logger, OnApplicationBootstrap } from '@nestjs/common';
 import { TOPICS, type ModelPriceMap, type RunControlEvent, type RunEvent, type TopicPayload } from '@th/contracts';
-import { EventBus, type BusMessage, type Rejection } from '@th/bus';
-import { byIdsCondition, ClickHouse, RowBuffer, RUNS_BY_ID } from '@th/clickhouse';
+import { EventBus, type BatchHooks, type BusMessage, type Rejection } from '@th/bus';
+import { byIdsCondition, ClickHouse, RUNS_BY_ID } from '@th/clickhouse';
+import { GroupInsert } from './group-insert';
 import { RunCache } from './run-cache';
 import { NewRunFilter } from './new-run-filter';
 import { computeRun, emptyRun, mergeEvent, type ComputedRun, type MergedRun } from './run-merge';
 import {
   keyOf,
   mergedFromRow,
-  RUN_ROW_COLUMNS,
-  RUN_ROW_INSERT_SETTINGS,
   runRow,
   STORED_RUN_COLUMNS,
   tombstoneRow,
   type StoredRunRow,
 } from './run-row';
 import { INGEST_OPTIONS, type IngestOptions } from './ingest.options';
-import { analyzeLlmRun } from '@th/llm';
+import { analyzeLlmRun, warmTokenizer } from '@th/llm';
 import { PriceMapCache, PriceMapRepository } from './price-map/price-map.repository';
 
 type RunsMessage = BusMessage<TopicPayload<'runs'>>;
@@ -55,6 +54,8 @@ export class RunWriterService implements OnApplicationBootstrap {
   private openWindows = 0;
   /** Finished runs written since the last release, to forget when no batch is in that window. */
   private readonly finished: { key: string; run: MergedRun }[] = [];
+  /** Where every batch's rows go: one insert at a time, shared by the batches ready meanwhile. */
+  private readonly rows: GroupInsert;
 
   constructor(
     private readonly bus: EventBus,
@@ -64,12 +65,15 @@ export class RunWriterService implements OnApplicationBootstrap {
   ) {
     this.prices = options.soleWriter ? new PriceMapCache(priceMaps) : priceMaps;
     this.cache = new RunCache(options.writerCacheEntries);
+    this.rows = new GroupInsert(ch);
     this.newRuns = options.soleWriter ? new NewRunFilter(NEW_RUN_NOTES) : null;
   }
 
   async onApplicationBootstrap(): Promise<void> {
     if (!this.options.writer) return;
     this.startNewRunFilter();
+    // Off the start-up path, but before load arrives in practice: LLM runs without usage need it.
+    setImmediate(() => warmTokenizer()).unref();
     await this.bus.subscribe(
       TOPICS.runs,
       {
@@ -83,7 +87,7 @@ export class RunWriterService implements OnApplicationBootstrap {
           this.startNewRunFilter();
         },
       },
-      (batch) => this.handle(batch),
+      (batch, hooks) => this.handle(batch, hooks),
     );
   }
 
@@ -97,7 +101,7 @@ export class RunWriterService implements OnApplicationBootstrap {
    * cache); lookups of unknown runs, row serialization and the ClickHouse inserts of consecutive
    * batches overlap. Versions only grow, so whichever insert lands last, the newest version wins.
    */
-  async handle(batch: RunsMessage[]): Promise<{ rejected: Rejection<TopicPayload<'runs'>>[] }> {
+  async handle(batch: RunsMessage[], hooks?: BatchHooks): Promise<{ rejected: Rejection<TopicPayload<'runs'>>[] }> {
     const rejected: Rejection<TopicPayload<'runs'>>[] = [];
     const byRun = new Map<string, { msg: RunsMessage; event: RunEvent }[]>();
     const llmTenants = new Set<string>();
@@ -137,23 +141,29 @@ export class RunWriterService implements OnApplicationBootstrap {
       this.releaseFinished();
     }
     const llm = await this.deriveLlm(merged, prices, llmTenants);
-    // Rows go straight into insert bodies: their strings die young instead of waiting out the inserts.
-    const runRows = new RowBuffer();
-    const attachmentLines: string[] = [];
+    // Rows go straight into the next insert's body (no await from here to the commit: this batch's rows
+    // go in whole): their strings die young instead of waiting out the inserts.
     for (const m of merged) {
+      let line: string;
+      let tombstones: string[];
       try {
-        const { line, key: rowKey } = runRow(m.run, m.run.version, m.receivedAt, m.computed, llm.get(m.run) ?? '');
-        // Every version (and delete marker) also lands in runs_by_id, through its view (migration 0014).
-        runRows.push(line);
-        for (const old of m.oldKeys) if (old !== rowKey) runRows.push(tombstoneRow(m.run.tenant_id, m.run.id, old, m.run.version));
-        attachmentLines.push(...m.attachmentLines);
+        const row = runRow(m.run, m.run.version, m.receivedAt, m.computed, llm.get(m.run) ?? '');
+        line = row.line;
+        tombstones = m.oldKeys.filter((old) => old !== row.key).map((old) => tombstoneRow(m.run.tenant_id, m.run.id, old, m.run.version));
       } catch (err) {
         for (const { msg } of m.events) rejected.push({ message: msg, reason: `serialize failed: ${(err as Error).message}` });
+        continue;
       }
+      // Every version (and delete marker) also lands in runs_by_id, through its view (migration 0014).
+      this.rows.pushRun(line);
+      for (const t of tombstones) this.rows.pushRun(t);
+      for (const a of m.attachmentLines) this.rows.pushAttachment(a);
     }
+    const landed = this.rows.commit();
+    // The next batch's merge and rows may be built while these rows are written.
+    hooks?.writing();
     try {
-      if (attachmentLines.length > 0) await this.ch.insertJsonEachRow('run_attachments', Buffer.from(attachmentLines.join('\n')));
-      if (runRows.count > 0) await this.ch.insertJsonCompactEachRow('runs', RUN_ROW_COLUMNS, runRows.body(), RUN_ROW_INSERT_SETTINGS);
+      await landed;
     } catch (err) {
       // The cache already holds these versions: forget them, so the retry merges from what ClickHouse has.
       for (const m of merged) this.cache.delete(RunCache.key(m.run.tenant_id, m.run.id));

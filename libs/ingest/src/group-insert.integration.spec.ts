@@ -1,0 +1,77 @@
+import { randomUUID } from 'node:crypto';
+import { suiteClickHouse, uuidv7 } from '@th/testing';
+import { GroupInsert } from './group-insert';
+import { emptyRun, mergeEvent } from './run-merge';
+import { runRow } from './run-row';
+
+/** The writer's group insert on the engine (chDB): one insert at a time, later rows in the next one. */
+describe('group insert on ClickHouse (chDB)', () => {
+  const ch = suiteClickHouse('group-insert');
+  const tenant = randomUUID();
+  const session = randomUUID();
+  let ms = Date.UTC(2026, 10, 24);
+
+  const row = (): { id: string; line: string } => {
+    const id = uuidv7(++ms);
+    const run = emptyRun(tenant, id);
+    const start = new Date(ms).toISOString();
+    mergeEvent(run, { kind: 'run', op: 'post', tenant_id: tenant, id, received_at: start, fields: { session_id: session, trace_id: id, name: 'r', run_type: 'chain', start_time: start } });
+    return { id, line: runRow(run, ms * 1000, start).line };
+  };
+  const stored = async (ids: string[]) =>
+    (await ch().query<{ id: string }>('SELECT id FROM runs WHERE tenant_id = {t:UUID} AND id IN {ids:Array(UUID)}', { t: tenant, ids })).map((r) => r.id).sort();
+
+  it('rows committed while an insert is under way go together in the next insert; each commit resolves once its rows landed', async () => {
+    const sink = new GroupInsert(ch());
+    const inserts = jest.spyOn(ch(), 'insertJsonCompactEachRow'); // counts the real inserts, which still run
+    try {
+      const a = row();
+      sink.pushRun(a.line);
+      const first = sink.commit();
+      const later = [row(), row(), row()];
+      const commits = later.map((r) => {
+        sink.pushRun(r.line);
+        return sink.commit();
+      });
+      await first;
+      expect(await stored([a.id])).toEqual([a.id]);
+      await Promise.all(commits);
+      expect(await stored(later.map((r) => r.id))).toEqual(later.map((r) => r.id).sort());
+      expect(inserts).toHaveBeenCalledTimes(2); // the first alone, then the three that came meanwhile
+    } finally {
+      inserts.mockRestore();
+    }
+  });
+
+  it('a failed insert rejects only the commits whose rows it held; the next ones still land', async () => {
+    const sink = new GroupInsert(ch());
+    const good = row();
+    sink.pushRun('["not a run row"]');
+    const failed = sink.commit();
+    sink.pushRun(good.line);
+    const next = sink.commit();
+    await expect(failed).rejects.toThrow();
+    await next;
+    expect(await stored([good.id])).toEqual([good.id]);
+  });
+
+  it('a commit with nothing pushed resolves at once, also while an insert is under way', async () => {
+    const sink = new GroupInsert(ch());
+    await sink.commit();
+    sink.pushRun(row().line);
+    const busy = sink.commit();
+    await sink.commit();
+    await busy;
+  });
+
+  it('attachments land with their generation', async () => {
+    const sink = new GroupInsert(ch());
+    const r = row();
+    sink.pushRun(r.line);
+    sink.pushAttachment(JSON.stringify({ tenant_id: tenant, run_id: r.id, name: 'a.txt', mime_type: 'text/plain', data: 'aGk=', version: 1 }));
+    await sink.commit();
+    const rows = await ch().query<{ name: string }>('SELECT name FROM run_attachments WHERE tenant_id = {t:UUID} AND run_id = {id:UUID}', { t: tenant, id: r.id });
+    expect(rows.map((x) => x.name)).toEqual(['a.txt']);
+    expect(await stored([r.id])).toEqual([r.id]);
+  });
+});
