@@ -1,6 +1,8 @@
 import { ClickHouse, RowBuffer } from '@th/clickhouse';
 import { RUN_ROW_COLUMNS, RUN_ROW_INSERT_SETTINGS } from './run-row';
 
+const MIN_BODY_BYTES = 64 * 1024;
+
 interface Generation {
   runs: RowBuffer;
   attachments: string[];
@@ -9,13 +11,13 @@ interface Generation {
   settle: (err?: Error) => void;
 }
 
-function generation(): Generation {
+function generation(bytes: number): Generation {
   let settle!: (err?: Error) => void;
   const landed = new Promise<void>((resolve, reject) => {
     settle = (err) => (err ? reject(err) : resolve());
   });
   landed.catch(() => undefined); // each committer awaits it; a generation nobody awaited must not go unhandled
-  return { runs: new RowBuffer(), attachments: [], landed, settle };
+  return { runs: new RowBuffer(bytes), attachments: [], landed, settle };
 }
 
 /**
@@ -25,7 +27,7 @@ function generation(): Generation {
  * engine pays per insert is shared by more rows.
  */
 export class GroupInsert {
-  private open: Generation = generation();
+  private open: Generation = generation(MIN_BODY_BYTES);
   private writing = false;
 
   constructor(private readonly ch: ClickHouse) {}
@@ -54,7 +56,8 @@ export class GroupInsert {
     try {
       while (this.open.runs.count > 0 || this.open.attachments.length > 0) {
         const gen = this.open;
-        this.open = generation();
+        // Sized for as much as the last insert held: the body seldom has to grow (and be copied) while it fills.
+        this.open = generation(Math.max(MIN_BODY_BYTES, Math.ceil(gen.runs.body().length * 1.25)));
         try {
           if (gen.attachments.length > 0) await this.ch.insertJsonEachRow('run_attachments', Buffer.from(gen.attachments.join('\n')));
           if (gen.runs.count > 0) await this.ch.insertJsonCompactEachRow('runs', RUN_ROW_COLUMNS, gen.runs.body(), RUN_ROW_INSERT_SETTINGS);

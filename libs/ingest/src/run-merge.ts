@@ -34,11 +34,6 @@ export interface MergedRun {
   /** Sorting keys (session_id|start_time) of versions already written, and the newest version. */
   storedKeys: string[];
   version: number;
-  /**
-   * The row text of JSON fields as last written (see rowJsonField in run-row.ts), so a field a
-   * later event leaves alone is not serialized again; mergeEvent drops a field's text when it changes.
-   */
-  text?: Partial<Record<FieldName, string>>;
 }
 
 function priorityOf(op: RunEvent['op'], field: FieldName): number {
@@ -78,7 +73,6 @@ export function mergeEvent(run: MergedRun, event: RunEvent): boolean {
     if (cur === undefined || p > cur || (p === cur && better(field, value, fields[field]))) {
       if (cur === p && canonical(value) === canonical(fields[field])) continue;
       fields[field] = value;
-      if (run.text) run.text[field] = undefined;
       run.priority[field] = p;
       changed = true;
     }

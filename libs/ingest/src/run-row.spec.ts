@@ -6,19 +6,17 @@ const T = '11111111-1111-4111-8111-111111111111';
 const ID = '22222222-2222-4222-8222-222222222222';
 const ev = (op: 'post' | 'patch', fields: RunEvent['fields']): RunEvent => ({ kind: 'run', op, tenant_id: T, id: ID, received_at: '2026-11-22T04:04:29.623001Z', fields });
 
-describe('run row text kept between writes', () => {
-  it('a field an event changes is serialized again; an untouched one keeps its text', () => {
+describe('run rows written again', () => {
+  it('a run patched after its first write gives the row of the same run merged from scratch', () => {
     const run = emptyRun(T, ID);
     mergeEvent(run, ev('post', { name: 'n', run_type: 'chain', start_time: '2026-11-22T04:04:29.623001Z', inputs: { q: 'a"b' }, outputs: { v: 1 } }));
-    // Objects go into the row as their JSON text (read into the String column as text, RUN_ROW_INSERT_SETTINGS).
+    // Objects go into the row as themselves; the engine reads their JSON text into the String column (RUN_ROW_INSERT_SETTINGS).
     const first = rowObject(RUN_ROW_COLUMNS, runRow(run, 1, '2026-11-22T04:04:29.623001Z').line);
     expect(first.inputs).toEqual({ q: 'a"b' });
     expect(first.outputs).toEqual({ v: 1 });
     expect(first.events).toBe('');
-    expect(run.text?.inputs).toBe(JSON.stringify({ q: 'a"b' }));
 
     mergeEvent(run, ev('patch', { outputs: { v: 2 }, end_time: '2026-11-22T04:04:30.000000Z' }));
-    expect(run.text?.outputs).toBeUndefined();
     const second = rowObject(RUN_ROW_COLUMNS, runRow(run, 2, '2026-11-22T04:04:29.623001Z').line);
     expect(second.outputs).toEqual({ v: 2 });
     expect(second.inputs).toEqual({ q: 'a"b' });
@@ -29,6 +27,16 @@ describe('run row text kept between writes', () => {
     mergeEvent(fresh, ev('post', { name: 'n', run_type: 'chain', start_time: '2026-11-22T04:04:29.623001Z', inputs: { q: 'a"b' }, outputs: { v: 1 } }));
     mergeEvent(fresh, ev('patch', { outputs: { v: 2 }, end_time: '2026-11-22T04:04:30.000000Z' }));
     expect(runRow(fresh, 2, '2026-11-22T04:04:29.623001Z').line).toBe(runRow(run, 2, '2026-11-22T04:04:29.623001Z').line);
+  });
+
+  it('an LLM view and attachments go in as objects, read as their JSON text', () => {
+    const run = emptyRun(T, ID);
+    mergeEvent(run, ev('post', { name: 'n', run_type: 'llm', start_time: '2026-11-22T04:04:29.623001Z' }));
+    run.attachments = { 'a.txt': { mime_type: 'text/plain', size: 2 } };
+    const row = rowObject(RUN_ROW_COLUMNS, runRow(run, 1, '2026-11-22T04:04:29.623001Z', undefined, { model: 'gpt-4o' }).line);
+    expect(row.llm).toEqual({ model: 'gpt-4o' });
+    expect(row.attachments).toEqual({ 'a.txt': { mime_type: 'text/plain', size: 2 } });
+    expect(row.feedback_stats).toBe('');
   });
 });
 

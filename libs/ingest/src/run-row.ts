@@ -20,15 +20,11 @@ const jsonText = (v: unknown): string => (v === undefined || v === null ? '' : J
 export const RUN_ROW_INSERT_SETTINGS = { input_format_json_read_objects_as_strings: 1, input_format_json_read_arrays_as_strings: 1 } as const;
 
 /**
- * A JSON field as the runs table holds it, in the row: an object or array as its JSON text (read as a
- * string, see RUN_ROW_INSERT_SETTINGS), anything else as a JSON string literal of its JSON text. Kept
- * on the run until the field changes.
+ * A JSON field as the row carries it: an object or array as itself (the engine reads its JSON text into
+ * the String column, see RUN_ROW_INSERT_SETTINGS), anything else as a string holding its JSON text.
  */
-function rowJsonField(run: MergedRun, field: 'inputs' | 'outputs' | 'extra' | 'events' | 'serialized'): string {
-  const v = run.fields[field];
-  if (v === undefined || v === null || typeof v !== 'object') return JSON.stringify(jsonText(v));
-  const text = (run.text ??= {});
-  return (text[field] ??= JSON.stringify(v));
+function rowJsonField(v: unknown): unknown {
+  return v !== null && typeof v === 'object' ? v : jsonText(v);
 }
 
 export interface RunRowKey {
@@ -65,29 +61,57 @@ export const RUN_ROW_COLUMNS = [
 
 /**
  * The whole merged run as one JSONCompactEachRow line of the runs table (values in RUN_ROW_COLUMNS
- * order). `llm`: the LLM view the writer derived for an LLM run (the JSON text of an object), empty
- * for other runs. Insert with RUN_ROW_INSERT_SETTINGS.
+ * order). `llm`: the LLM view the writer derived for an LLM run (an object), null for other runs.
+ * Insert with RUN_ROW_INSERT_SETTINGS.
+ *
+ * The values go into one array serialized by one JSON.stringify: the line comes out as one flat
+ * string, where concatenating its pieces built a rope of some eighty parts that had to be flattened
+ * again to be written into the insert body (most of the writer's allocation per run).
  */
-export function runRow(run: MergedRun, version: number, receivedAtIso: string, computed?: ComputedRun, llm = ''): { line: string; key: string } {
+export function runRow(run: MergedRun, version: number, receivedAtIso: string, computed?: ComputedRun, llm: object | null = null): { line: string; key: string } {
   const f = run.fields;
   const c = computed ?? computeRun(run, receivedAtIso);
-  // Hand-built JSON: this runs once per run written, and no intermediate array is built.
-  const q = JSON.stringify;
-  const n = (v: number | null) => (v === null ? 'null' : String(v));
-  const line =
-    `[${q(run.tenant_id)},${q(c.session_id)},${q(run.id)},${q(c.trace_id)}` +
-    `,${c.parent_run_id === null ? 'null' : q(c.parent_run_id)},${q(c.parent_run_ids)}` +
-    `,${f.reference_example_id ? q(f.reference_example_id) : 'null'},${q(f.name ?? '')},${q(f.run_type ?? '')}` +
-    `,"${chTime(c.start_time)}",${f.end_time ? `"${chTime(f.end_time)}"` : 'null'},"${c.status}",${c.is_root}` +
-    `,${q(c.dotted_order)},${q(f.trace_tier ?? 'longlived')},${rowJsonField(run, 'inputs')},${rowJsonField(run, 'outputs')}` +
-    `,${f.error ? q(f.error) : 'null'},${rowJsonField(run, 'extra')},${rowJsonField(run, 'events')},${rowJsonField(run, 'serialized')}` +
-    `,${q(f.tags ?? [])},${q(c.metadata)},""` +
-    `,${c.total_tokens},${c.prompt_tokens},${c.completion_tokens}` +
-    `,${n(c.total_cost)},${n(c.prompt_cost)},${n(c.completion_cost)}` +
-    `,${c.first_token_time ? `"${chTime(c.first_token_time)}"` : 'null'}` +
-    `,${Object.keys(run.attachments).length ? q(run.attachments) : '""'},${q(f.retention_days ? { p: run.priority, r: f.retention_days } : { p: run.priority })}` +
-    `,${llm === '' ? '""' : llm},"${chTime(receivedAtIso)}","${expiresAt(f.retention_days, f.trace_tier, c.start_time)}",${version},0]`;
-  return { line, key: keyOf({ session_id: c.session_id, start_time: c.start_time }) };
+  const values = [
+    run.tenant_id,
+    c.session_id,
+    run.id,
+    c.trace_id,
+    c.parent_run_id,
+    c.parent_run_ids,
+    f.reference_example_id || null,
+    f.name ?? '',
+    f.run_type ?? '',
+    chTime(c.start_time),
+    f.end_time ? chTime(f.end_time) : null,
+    c.status,
+    c.is_root,
+    c.dotted_order,
+    f.trace_tier ?? 'longlived',
+    rowJsonField(f.inputs),
+    rowJsonField(f.outputs),
+    f.error || null,
+    rowJsonField(f.extra),
+    rowJsonField(f.events),
+    rowJsonField(f.serialized),
+    f.tags ?? [],
+    c.metadata,
+    '',
+    c.total_tokens,
+    c.prompt_tokens,
+    c.completion_tokens,
+    c.total_cost,
+    c.prompt_cost,
+    c.completion_cost,
+    c.first_token_time ? chTime(c.first_token_time) : null,
+    Object.keys(run.attachments).length ? run.attachments : '',
+    f.retention_days ? { p: run.priority, r: f.retention_days } : { p: run.priority },
+    llm ?? '',
+    chTime(receivedAtIso),
+    expiresAt(f.retention_days, f.trace_tier, c.start_time),
+    version,
+    0,
+  ];
+  return { line: JSON.stringify(values), key: keyOf({ session_id: c.session_id, start_time: c.start_time }) };
 }
 
 /** A JSONCompactEachRow line as the object a JSONEachRow line of the same row would hold. */

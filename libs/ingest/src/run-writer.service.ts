@@ -19,6 +19,8 @@ import { analyzeLlmRun, warmTokenizer } from '@th/llm';
 import { PriceMapCache, PriceMapRepository } from './price-map/price-map.repository';
 
 type RunsMessage = BusMessage<TopicPayload<'runs'>>;
+/** A message of the runs topic that carries a run event. */
+type RunMessage = BusMessage<RunEvent>;
 
 /**
  * Ids per lookup query. Embedded ClickHouse gets its parameters inlined in the query text, which may
@@ -103,7 +105,7 @@ export class RunWriterService implements OnApplicationBootstrap {
    */
   async handle(batch: RunsMessage[], hooks?: BatchHooks): Promise<{ rejected: Rejection<TopicPayload<'runs'>>[] }> {
     const rejected: Rejection<TopicPayload<'runs'>>[] = [];
-    const byRun = new Map<string, { msg: RunsMessage; event: RunEvent }[]>();
+    const byRun = new Map<string, RunMessage[]>();
     const llmTenants = new Set<string>();
     for (const msg of batch) {
       if (msg.value.kind !== 'run') {
@@ -113,8 +115,8 @@ export class RunWriterService implements OnApplicationBootstrap {
       if (msg.value.fields.run_type === 'llm') llmTenants.add(msg.value.tenant_id);
       const key = RunCache.key(msg.value.tenant_id, msg.value.id);
       const list = byRun.get(key);
-      if (list) list.push({ msg, event: msg.value });
-      else byRun.set(key, [{ msg, event: msg.value }]);
+      if (list) list.push(msg as RunMessage);
+      else byRun.set(key, [msg as RunMessage]);
     }
     // Price maps of the batch's LLM runs are read alongside the lookups, not after them.
     const prices = llmTenants.size > 0 ? this.prices.listForTenants([...llmTenants]) : null;
@@ -124,15 +126,17 @@ export class RunWriterService implements OnApplicationBootstrap {
     let merged: Awaited<ReturnType<RunWriterService['merge']>>;
     try {
       // Runs neither in memory nor certain to be new (see NewRunFilter) are read back from ClickHouse.
-      const unknown = (k: string, list: { event: RunEvent }[]) => !this.cache.get(k) && (this.newRuns?.mayExist(k, list[0].event.id) ?? true);
-      const requested = [...byRun].filter(([k, list]) => unknown(k, list)).map(([k]) => k);
+      const unknown = (k: string, list: RunMessage[]) => !this.cache.get(k) && (this.newRuns?.mayExist(k, list[0].value.id) ?? true);
+      const requested: string[] = [];
+      byRun.forEach((list, k) => unknown(k, list) && requested.push(k));
       const looked = await this.loadStates(requested);
       merged = await this.serialized(async () => {
         // A run found in the cache above may have been pushed out since (the cache is bounded): read it
         // now, inside the merge lock, rather than merge into an empty state and overwrite its stored row.
         // (Runs this batch did look up are covered by the window instead: see releaseFinished.)
         const asked = new Set(requested);
-        const pushedOut = [...byRun].filter(([k, list]) => !asked.has(k) && unknown(k, list)).map(([k]) => k);
+        const pushedOut: string[] = [];
+        byRun.forEach((list, k) => !asked.has(k) && unknown(k, list) && pushedOut.push(k));
         if (pushedOut.length > 0) for (const [k, run] of await this.loadStates(pushedOut)) looked.set(k, run);
         return this.merge(byRun, looked, rejected);
       });
@@ -147,11 +151,11 @@ export class RunWriterService implements OnApplicationBootstrap {
       let line: string;
       let tombstones: string[];
       try {
-        const row = runRow(m.run, m.run.version, m.receivedAt, m.computed, llm.get(m.run) ?? '');
+        const row = runRow(m.run, m.run.version, m.receivedAt, m.computed, llm.get(m.run) ?? null);
         line = row.line;
         tombstones = m.oldKeys.filter((old) => old !== row.key).map((old) => tombstoneRow(m.run.tenant_id, m.run.id, old, m.run.version));
       } catch (err) {
-        for (const { msg } of m.events) rejected.push({ message: msg, reason: `serialize failed: ${(err as Error).message}` });
+        for (const msg of m.events) rejected.push({ message: msg, reason: `serialize failed: ${(err as Error).message}` });
         continue;
       }
       // Every version (and delete marker) also lands in runs_by_id, through its view (migration 0014).
@@ -185,8 +189,8 @@ export class RunWriterService implements OnApplicationBootstrap {
     merged: { run: MergedRun; computed: ComputedRun }[],
     early: Promise<Map<string, ModelPriceMap[]>> | null,
     earlyTenants: Set<string>,
-  ): Promise<Map<MergedRun, string>> {
-    const out = new Map<MergedRun, string>();
+  ): Promise<Map<MergedRun, object>> {
+    const out = new Map<MergedRun, object>();
     const llmRuns = merged.filter((m) => m.run.fields.run_type === 'llm');
     if (llmRuns.length === 0) return out;
     const tenants = [...new Set(llmRuns.map((m) => m.run.tenant_id))];
@@ -202,7 +206,7 @@ export class RunWriterService implements OnApplicationBootstrap {
         computed.prompt_cost = a.prompt_cost;
         computed.completion_cost = a.completion_cost;
         computed.total_cost = a.total_cost;
-        out.set(run, JSON.stringify(a.view));
+        out.set(run, a.view);
       } catch (err) {
         // The run is stored without the derived view rather than lost.
         this.logger.warn(`LLM view of run ${run.id} failed: ${(err as Error).message}`);
@@ -239,7 +243,7 @@ export class RunWriterService implements OnApplicationBootstrap {
 
   /** Folds the batch into the runs' current states (memory first: it is fresher than any lookup). */
   private merge(
-    byRun: Map<string, { msg: RunsMessage; event: RunEvent }[]>,
+    byRun: Map<string, RunMessage[]>,
     looked: Map<string, MergedRun>,
     rejected: Rejection<TopicPayload<'runs'>>[],
   ): {
@@ -248,17 +252,18 @@ export class RunWriterService implements OnApplicationBootstrap {
     oldKeys: string[];
     receivedAt: string;
     attachmentLines: string[];
-    events: { msg: RunsMessage }[];
+    events: RunMessage[];
   }[] {
-    const out = [];
-    for (const [key, list] of byRun) {
+    const out: ReturnType<RunWriterService['merge']> = [];
+    byRun.forEach((list, key) => {
       const base = this.cache.get(key) ?? looked.get(key);
-      const run: MergedRun = base ? cloneRun(base) : emptyRun(list[0].event.tenant_id, list[0].event.id);
+      const first = list[0].value;
+      const run: MergedRun = base ? cloneRun(base) : emptyRun(first.tenant_id, first.id);
       let changed = !base;
       const version = nextVersion();
       const attachmentLines: string[] = [];
       try {
-        for (const { event } of list) {
+        for (const { value: event } of list) {
           if (mergeEvent(run, event)) changed = true;
           for (const a of event.attachments ?? []) {
             run.attachments[a.name] = { mime_type: a.mime_type, size: Buffer.byteLength(a.data_base64, 'base64') };
@@ -268,19 +273,19 @@ export class RunWriterService implements OnApplicationBootstrap {
             changed = true;
           }
         }
-        if (!changed) continue; // a pure redelivery: the stored row is already this run
+        if (!changed) return; // a pure redelivery: the stored row is already this run
         const oldKeys = run.storedKeys;
-        const computed = computeRun(run, list[0].event.received_at);
+        const computed = computeRun(run, first.received_at);
         run.storedKeys = [keyOf({ session_id: computed.session_id, start_time: computed.start_time })];
         run.version = version;
         this.cache.set(key, run);
         this.newRuns?.note(key, run.id);
-        out.push({ run, computed, oldKeys, receivedAt: list[0].event.received_at, attachmentLines, events: list });
+        out.push({ run, computed, oldKeys, receivedAt: first.received_at, attachmentLines, events: list });
       } catch (err) {
         // A run that cannot be merged is poison: dead-letter its events, keep the rest moving.
-        for (const { msg } of list) rejected.push({ message: msg, reason: `merge failed: ${(err as Error).message}` });
+        for (const msg of list) rejected.push({ message: msg, reason: `merge failed: ${(err as Error).message}` });
       }
-    }
+    });
     return out;
   }
 
@@ -370,6 +375,5 @@ function cloneRun(run: MergedRun): MergedRun {
     attachments: { ...run.attachments },
     storedKeys: [...run.storedKeys],
     version: run.version,
-    text: run.text ? { ...run.text } : undefined,
   };
 }

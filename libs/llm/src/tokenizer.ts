@@ -30,7 +30,7 @@ const PIECE_MEMO_ENTRIES = 50_000;
  */
 class TokenCounter {
   private readonly enc: Tiktoken;
-  /** Pieces of a stretch (matchAll only: it copies the expression, so lastIndex stays 0). */
+  /** The piece starting exactly at lastIndex (sticky): test() finds its end without a match array. */
   private readonly piece: RegExp;
   /** The first piece of a string, for the check that a piece encodes alone as itself. */
   private readonly first: RegExp;
@@ -39,7 +39,7 @@ class TokenCounter {
 
   constructor(r: Ranks) {
     this.enc = new Tiktoken(r);
-    this.piece = new RegExp(r.pat_str, 'ug');
+    this.piece = new RegExp(r.pat_str, 'uy');
     this.first = new RegExp(r.pat_str, 'u');
     const specials = Object.keys(r.special_tokens).map((t) => t.replace(/[\\^$.*+?()[\]{}|]/g, '\\$&'));
     this.special = specials.length > 0 ? new RegExp(specials.join('|'), 'g') : null;
@@ -64,8 +64,14 @@ class TokenCounter {
   /** Tokens of a stretch without special tokens, or -1 when a piece cannot be counted on its own. */
   private stretch(s: string): number {
     let total = 0;
-    for (const m of s.matchAll(this.piece)) {
-      const p = m[0];
+    // The encoder's pattern covers every character, so its pieces follow one another: each is the match
+    // starting where the previous one ended. A position where none starts (or an empty match) is left
+    // to the encoder itself.
+    for (let pos = 0; pos < s.length; ) {
+      this.piece.lastIndex = pos;
+      if (!this.piece.test(s) || this.piece.lastIndex <= pos) return -1;
+      const p = s.slice(pos, this.piece.lastIndex);
+      pos = this.piece.lastIndex;
       let n = this.memo.get(p);
       if (n === undefined) {
         // Encoded alone, the piece must be one piece again for its count to be the count in context.
