@@ -142,6 +142,23 @@ describe('query: runs, stats and projects through HTTP', () => {
     expect((await (await svc.api('/runs/stats', { method: 'POST', json: { session: [pid] } })).json()) as Json).toMatchObject({ run_count: 1 });
   });
 
+  it('GET /runs/{id} of a run that moved to another sorting key answers its row under the new key', async () => {
+    const id = randomUUID();
+    const t = '2026-11-19T08:00:00.000001Z';
+    // The PATCH comes first, without a start time: the run is stored under the time it was received,
+    // then its POST moves it to its own start time (the old key keeps a delete marker).
+    expect((await svc.api(`/runs/${id}`, { method: 'PATCH', json: { end_time: '2026-11-19T08:00:03.000001Z', outputs: { moved: true }, session_name: 'moves' } })).status).toBe(202);
+    const before = (await (await svc.api(`/runs/${id}`)).json()) as Json;
+    expect(before.start_time).not.toBe(t);
+    const post = { id, name: 'moved', run_type: 'chain', start_time: t, trace_id: id, dotted_order: seg(t, id), inputs: { q: 1 }, session_name: 'moves' };
+    expect((await svc.api('/runs', { method: 'POST', json: post })).status).toBe(202);
+    const res = await svc.api(`/runs/${id}`);
+    expect(res.status).toBe(200);
+    expect((await res.json()) as Json).toMatchObject({ id, name: 'moved', start_time: t, status: 'success', inputs: { q: 1 }, outputs: { moved: true } });
+    expect((await query({ id: [id] })).runs.map((r) => r.start_time)).toEqual([t]);
+    expect((await svc.api(`/runs/${randomUUID()}`)).status).toBe(404);
+  });
+
   it('evaluates filter, trace_filter and tree_filter expressions', async () => {
     const f = await query({ session: [projectId], filter: 'and(eq(run_type, "chain"), has(tags, "odd"))' });
     expect(f.runs.map((r) => r.name)).toEqual(['root-3', 'root-1']);

@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { byIdsCondition, ClickHouse, RUNS_BY_ID, type QueryParams } from '@th/clickhouse';
+import { byIdCondition, byIdsCondition, ClickHouse, RUNS_BY_ID, type QueryParams } from '@th/clickhouse';
 import type { RunRecord } from '@th/contracts';
 
 export interface TenantScope {
@@ -54,7 +54,7 @@ const FIELD_SQL: Record<keyof RunRecord, string> = {
 
 export type StoredRun = Record<string, unknown>;
 
-/** The newest version among a run's locator rows, unless that newest write deleted it there. */
+/** The newest version among a run's locator rows (or rows), unless that newest write deleted it there. */
 function newestLive<T extends { version: number | string; is_deleted: number }>(rows: T[]): T | null {
   let best: T | null = null;
   for (const r of rows) {
@@ -141,21 +141,24 @@ export class RunsRepository {
     return current.slice(0, limit);
   }
 
-  /** By primary key twice, no FINAL: the locator says where the run lives, then that key range is read. */
+  /**
+   * One read, by primary key, no FINAL: the locator names the sorting keys the run has rows under (a
+   * subquery the engine runs first and uses as a set in the key analysis), the run's rows under those
+   * keys are read, and the newest version is the run (a moved run's old key holds a delete marker of
+   * the same version as its row under the new key: the live row wins the tie, as in locate()).
+   */
   async getById(scope: TenantScope, id: string, fields: readonly (keyof RunRecord)[]): Promise<StoredRun | null> {
-    // One id: the only entry, whatever the case of the id asked for.
-    const [newest] = (await this.locate(scope, [id])).values();
-    if (!newest) return null;
-    const rows = await this.ch.query<StoredRun>(
-      `SELECT ${RunsRepository.columnsFor(fields)}, version AS _version, is_deleted AS _deleted FROM runs
-       WHERE tenant_id = {tenant:UUID} AND session_id = {session:UUID} AND start_time = {start:DateTime64(6, 'UTC')} AND id = {id:UUID}`,
-      { tenant: scope.tenant_id, id, session: newest.session_id, start: newest.start_time },
+    const byId = byIdCondition('id', id);
+    const rows = await this.ch.query<StoredRun & { version: number | string; is_deleted: number }>(
+      `SELECT ${RunsRepository.columnsFor(fields)}, version, is_deleted FROM runs
+       WHERE tenant_id = {tenant:UUID} AND id = {id:UUID}
+         AND (session_id, start_time) IN (SELECT session_id, start_time FROM ${RUNS_BY_ID} WHERE tenant_id = {tenant:UUID} AND ${byId.sql})`,
+      { tenant: scope.tenant_id, ...byId.params },
     );
-    let best: StoredRun | null = null;
-    for (const r of rows) if (!best || Number(r._version) > Number(best._version)) best = r;
-    if (!best || Number(best._deleted) === 1) return null;
-    delete best._version;
-    delete best._deleted;
+    const best: StoredRun | null = newestLive(rows);
+    if (!best) return null;
+    delete best.version;
+    delete best.is_deleted;
     return best;
   }
 
