@@ -55,6 +55,43 @@ describe('group insert on ClickHouse (chDB)', () => {
     expect(await stored([good.id])).toEqual([good.id]);
   });
 
+  it('when a shared insert fails, each commit is written on its own: only the refused rows fail', async () => {
+    const sink = new GroupInsert(ch());
+    const inserts = jest.spyOn(ch(), 'insertJsonCompactEachRow');
+    try {
+      const first = row();
+      sink.pushRun(first.line);
+      const firstLanded = sink.commit(); // alone, under way while the next two commit
+      sink.pushRun('["not a run row"]');
+      const bad = sink.commit();
+      const good = [row(), row()];
+      for (const r of good) sink.pushRun(r.line);
+      const goodLanded = sink.commit();
+      await firstLanded;
+      await expect(bad).rejects.toThrow();
+      await goodLanded;
+      expect(await stored([first.id, ...good.map((r) => r.id)])).toEqual([first.id, ...good.map((r) => r.id)].sort());
+      expect(inserts).toHaveBeenCalledTimes(4); // the first; the shared one that failed; then each commit alone
+    } finally {
+      inserts.mockRestore();
+    }
+  });
+
+  it('rows pushed but not yet committed when an insert starts wait for their own commit', async () => {
+    const sink = new GroupInsert(ch());
+    const [a, b, c] = [row(), row(), row()];
+    sink.pushRun(a.line);
+    const first = sink.commit(); // under way
+    sink.pushRun(b.line);
+    const second = sink.commit();
+    sink.pushRun(c.line); // not committed when the second insert starts: carried over
+    await first;
+    await second;
+    expect(await stored([a.id, b.id, c.id])).toEqual([a.id, b.id].sort());
+    await sink.commit();
+    expect(await stored([c.id])).toEqual([c.id]);
+  });
+
   it('a commit with nothing pushed resolves at once, also while an insert is under way', async () => {
     const sink = new GroupInsert(ch());
     await sink.commit();
