@@ -21,18 +21,14 @@ describe('group insert on ClickHouse (chDB)', () => {
   const stored = async (ids: string[]) =>
     (await ch().query<{ id: string }>('SELECT id FROM runs WHERE tenant_id = {t:UUID} AND id IN {ids:Array(UUID)}', { t: tenant, ids })).map((r) => r.id).sort();
 
-  it('rows committed while an insert is under way go together in the next insert; each commit resolves once its rows landed', async () => {
+  it('rows written while an insert is under way go together in the next insert; each write resolves once its rows landed', async () => {
     const sink = new GroupInsert(ch());
     const inserts = jest.spyOn(ch(), 'insertJsonCompactEachRow'); // counts the real inserts, which still run
     try {
       const a = row();
-      sink.pushRun(a.line);
-      const first = sink.commit();
+      const first = sink.write([a.line], []);
       const later = [row(), row(), row()];
-      const commits = later.map((r) => {
-        sink.pushRun(r.line);
-        return sink.commit();
-      });
+      const commits = later.map((r) => sink.write([r.line], []));
       await first;
       expect(await stored([a.id])).toEqual([a.id]);
       await Promise.all(commits);
@@ -43,70 +39,47 @@ describe('group insert on ClickHouse (chDB)', () => {
     }
   });
 
-  it('a failed insert rejects only the commits whose rows it held; the next ones still land', async () => {
+  it('a failed insert rejects only the writes whose rows it held; the next ones still land', async () => {
     const sink = new GroupInsert(ch());
     const good = row();
-    sink.pushRun('["not a run row"]');
-    const failed = sink.commit();
-    sink.pushRun(good.line);
-    const next = sink.commit();
+    const failed = sink.write(['["not a run row"]'], []);
+    const next = sink.write([good.line], []);
     await expect(failed).rejects.toThrow();
     await next;
     expect(await stored([good.id])).toEqual([good.id]);
   });
 
-  it('when a shared insert fails, each commit is written on its own: only the refused rows fail', async () => {
+  it('when a shared insert fails, each write is inserted on its own: only the refused rows fail', async () => {
     const sink = new GroupInsert(ch());
     const inserts = jest.spyOn(ch(), 'insertJsonCompactEachRow');
     try {
       const first = row();
-      sink.pushRun(first.line);
-      const firstLanded = sink.commit(); // alone, under way while the next two commit
-      sink.pushRun('["not a run row"]');
-      const bad = sink.commit();
+      const firstLanded = sink.write([first.line], []); // alone, under way while the next two are written
+      const bad = sink.write(['["not a run row"]'], []);
       const good = [row(), row()];
-      for (const r of good) sink.pushRun(r.line);
-      const goodLanded = sink.commit();
+      const goodLanded = sink.write(good.map((r) => r.line), []);
       await firstLanded;
       await expect(bad).rejects.toThrow();
       await goodLanded;
       expect(await stored([first.id, ...good.map((r) => r.id)])).toEqual([first.id, ...good.map((r) => r.id)].sort());
-      expect(inserts).toHaveBeenCalledTimes(4); // the first; the shared one that failed; then each commit alone
+      expect(inserts).toHaveBeenCalledTimes(4); // the first; the shared one that failed; then each write alone
     } finally {
       inserts.mockRestore();
     }
   });
 
-  it('rows pushed but not yet committed when an insert starts wait for their own commit', async () => {
+  it('a write of nothing resolves at once, also while an insert is under way', async () => {
     const sink = new GroupInsert(ch());
-    const [a, b, c] = [row(), row(), row()];
-    sink.pushRun(a.line);
-    const first = sink.commit(); // under way
-    sink.pushRun(b.line);
-    const second = sink.commit();
-    sink.pushRun(c.line); // not committed when the second insert starts: carried over
-    await first;
-    await second;
-    expect(await stored([a.id, b.id, c.id])).toEqual([a.id, b.id].sort());
-    await sink.commit();
-    expect(await stored([c.id])).toEqual([c.id]);
-  });
-
-  it('a commit with nothing pushed resolves at once, also while an insert is under way', async () => {
-    const sink = new GroupInsert(ch());
-    await sink.commit();
-    sink.pushRun(row().line);
-    const busy = sink.commit();
-    await sink.commit();
+    await sink.write([], []);
+    const busy = sink.write([row().line], []);
+    await sink.write([], []);
     await busy;
   });
 
   it('attachments land with their generation', async () => {
     const sink = new GroupInsert(ch());
     const r = row();
-    sink.pushRun(r.line);
-    sink.pushAttachment(JSON.stringify({ tenant_id: tenant, run_id: r.id, name: 'a.txt', mime_type: 'text/plain', data: 'aGk=', version: 1 }));
-    await sink.commit();
+    await sink.write([r.line], [JSON.stringify({ tenant_id: tenant, run_id: r.id, name: 'a.txt', mime_type: 'text/plain', data: 'aGk=', version: 1 })]);
     const rows = await ch().query<{ name: string }>('SELECT name FROM run_attachments WHERE tenant_id = {t:UUID} AND run_id = {id:UUID}', { t: tenant, id: r.id });
     expect(rows.map((x) => x.name)).toEqual(['a.txt']);
     expect(await stored([r.id])).toEqual([r.id]);

@@ -3,24 +3,20 @@ import { RUN_ROW_COLUMNS, RUN_ROW_INSERT_SETTINGS } from './run-row';
 
 const MIN_BODY_BYTES = 64 * 1024;
 
-/** One commit's rows within a generation: its run lines are bytes [from, to) of the generation's body. */
+/** One write's rows within a generation: its run lines are bytes [from, to) of the generation's body. */
 interface Part {
   from: number;
   to: number;
-  attachments: string[];
+  attachments: readonly string[];
   settle: (err?: Error) => void;
 }
 
 interface Generation {
   runs: RowBuffer;
-  /** Attachment lines pushed since the last commit (they go to the next part). */
-  attachments: string[];
   parts: Part[];
-  /** Where the next part's lines start in the body. */
-  partStart: number;
 }
 
-const generation = (bytes: number): Generation => ({ runs: new RowBuffer(bytes), attachments: [], parts: [], partStart: 0 });
+const generation = (bytes: number): Generation => ({ runs: new RowBuffer(bytes), parts: [] });
 
 /**
  * The writer's rows, written one insert at a time: rows of the batches that finish their merge while
@@ -28,7 +24,7 @@ const generation = (bytes: number): Generation => ({ runs: new RowBuffer(bytes),
  * running side by side (each a part of its own, and each slower for the others), and the cost the
  * engine pays per insert is shared by more rows.
  *
- * If the combined insert fails, each commit's rows are inserted again on their own: a batch whose rows
+ * If the combined insert fails, each write's rows are inserted again on their own: a batch whose rows
  * the engine refuses fails alone, never the batches that happened to share its insert.
  */
 export class GroupInsert {
@@ -37,29 +33,22 @@ export class GroupInsert {
 
   constructor(private readonly ch: ClickHouse) {}
 
-  /** Adds a run row (JSONCompactEachRow line, RUN_ROW_COLUMNS) to the next insert. */
-  pushRun(line: string): void {
-    this.open.runs.push(line);
-  }
-
-  /** Adds an attachment row (JSONEachRow line) to the next insert; attachments land before their runs. */
-  pushAttachment(line: string): void {
-    this.open.attachments.push(line);
-  }
-
-  /** Resolves once everything pushed since the last commit has landed; rejects if it could not be written. */
-  commit(): Promise<void> {
+  /**
+   * Adds run rows (JSONCompactEachRow lines, RUN_ROW_COLUMNS) and attachment rows (JSONEachRow lines,
+   * landing before the runs) to the next insert; resolves once they have landed, rejects if they could
+   * not be written.
+   */
+  write(runLines: readonly string[], attachmentLines: readonly string[]): Promise<void> {
+    // Nothing to write (a batch of pure redeliveries, say): nothing to wait for.
+    if (runLines.length === 0 && attachmentLines.length === 0) return Promise.resolve();
     const gen = this.open;
-    const to = gen.runs.body().length;
-    // Nothing pushed (a batch of pure redeliveries, say): nothing to wait for.
-    if (to === gen.partStart && gen.attachments.length === 0) return Promise.resolve();
+    const from = gen.runs.body().length;
+    for (const line of runLines) gen.runs.push(line);
     let settle!: (err?: Error) => void;
     const landed = new Promise<void>((resolve, reject) => {
       settle = (err) => (err ? reject(err) : resolve());
     });
-    gen.parts.push({ from: gen.partStart, to, attachments: gen.attachments, settle });
-    gen.partStart = to;
-    gen.attachments = [];
+    gen.parts.push({ from, to: gen.runs.body().length, attachments: attachmentLines, settle });
     if (!this.writing) void this.drain();
     return landed;
   }
@@ -71,22 +60,16 @@ export class GroupInsert {
         const gen = this.open;
         // Sized for as much as the last insert held: the body seldom has to grow (and be copied) while it fills.
         this.open = generation(Math.max(MIN_BODY_BYTES, Math.ceil(gen.runs.body().length * 1.25)));
-        // Pushed but not committed yet: carried over to the next generation.
         const body = gen.runs.body();
-        const committed = gen.parts[gen.parts.length - 1].to;
-        if (body.length > committed) {
-          for (const line of body.subarray(committed === 0 ? 0 : committed + 1).toString('utf8').split('\n')) this.open.runs.push(line);
-        }
-        this.open.attachments = gen.attachments;
         try {
-          await this.write(
+          await this.insert(
             gen.parts.flatMap((p) => p.attachments),
-            body.subarray(0, committed),
+            body,
           );
           for (const p of gen.parts) p.settle();
         } catch (err) {
           if (gen.parts.length === 1) gen.parts[0].settle(err as Error);
-          else await this.writeEach(body, gen.parts);
+          else await this.insertEach(body, gen.parts);
         }
       }
     } finally {
@@ -94,12 +77,12 @@ export class GroupInsert {
     }
   }
 
-  /** Each commit's rows on their own, after their combined insert failed. */
-  private async writeEach(body: Buffer, parts: Part[]): Promise<void> {
+  /** Each write's rows on their own, after their combined insert failed. */
+  private async insertEach(body: Buffer, parts: Part[]): Promise<void> {
     for (const p of parts) {
       try {
-        // Lines after the first of the body start after the newline that separates them from the previous one.
-        await this.write(p.attachments, body.subarray(p.from === 0 ? 0 : p.from + 1, p.to));
+        // A part after the first starts with the newline that separates it from the previous one.
+        await this.insert(p.attachments, body.subarray(p.from === 0 ? 0 : p.from + 1, p.to));
         p.settle();
       } catch (err) {
         p.settle(err as Error);
@@ -107,7 +90,7 @@ export class GroupInsert {
     }
   }
 
-  private async write(attachments: string[], runs: Buffer): Promise<void> {
+  private async insert(attachments: readonly string[], runs: Buffer): Promise<void> {
     if (attachments.length > 0) await this.ch.insertJsonEachRow('run_attachments', Buffer.from(attachments.join('\n')));
     if (runs.length > 0) await this.ch.insertJsonCompactEachRow('runs', RUN_ROW_COLUMNS, runs, RUN_ROW_INSERT_SETTINGS);
   }

@@ -145,25 +145,22 @@ export class RunWriterService implements OnApplicationBootstrap {
       this.releaseFinished();
     }
     const llm = await this.deriveLlm(merged, prices, llmTenants);
-    // Rows go straight into the next insert's body (no await from here to the commit: this batch's rows
-    // go in whole): their strings die young instead of waiting out the inserts.
+    // The batch's rows, handed to the next insert in one piece (its body holds them as bytes, so the
+    // strings die young instead of waiting out the insert).
+    const lines: string[] = [];
+    const attachmentLines: string[] = [];
     for (const m of merged) {
-      let line: string;
-      let tombstones: string[];
       try {
-        const row = runRow(m.run, m.run.version, m.receivedAt, m.computed, llm.get(m.run) ?? null);
-        line = row.line;
-        tombstones = m.oldKeys.filter((old) => old !== row.key).map((old) => tombstoneRow(m.run.tenant_id, m.run.id, old, m.run.version));
+        const { line, key } = runRow(m.run, m.run.version, m.receivedAt, m.computed, llm.get(m.run) ?? null);
+        const tombstones = m.oldKeys.filter((old) => old !== key).map((old) => tombstoneRow(m.run.tenant_id, m.run.id, old, m.run.version));
+        // Every version (and delete marker) also lands in runs_by_id, through its view (migration 0014).
+        lines.push(line, ...tombstones);
+        attachmentLines.push(...m.attachmentLines);
       } catch (err) {
         for (const msg of m.events) rejected.push({ message: msg, reason: `serialize failed: ${(err as Error).message}` });
-        continue;
       }
-      // Every version (and delete marker) also lands in runs_by_id, through its view (migration 0014).
-      this.rows.pushRun(line);
-      for (const t of tombstones) this.rows.pushRun(t);
-      for (const a of m.attachmentLines) this.rows.pushAttachment(a);
     }
-    const landed = this.rows.commit();
+    const landed = this.rows.write(lines, attachmentLines);
     // The next batch's merge and rows may be built while these rows are written.
     hooks?.writing();
     try {
