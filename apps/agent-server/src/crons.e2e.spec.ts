@@ -76,10 +76,14 @@ describe('crons through the published client', () => {
   it('searches and counts by assistant and thread, with paging, sorting and select', async () => {
     const assistantId = await newAssistant();
     const [t1, t2] = [await client.threads.create(), await client.threads.create()];
-    const a = await client.crons.createForThread(t1.thread_id, assistantId, { schedule: '0 3 * * *' });
-    const b = await client.crons.createForThread(t1.thread_id, assistantId, { schedule: '0 1 * * *' });
-    const c = await client.crons.createForThread(t2.thread_id, assistantId, { schedule: '0 2 * * *' });
-    const d = await client.crons.create(assistantId, { schedule: '0 4 * * *' });
+    // Daily schedules 1 to 4 hours after the current UTC hour: their next runs come in that order
+    // whatever the time of day (fixed hours did not, between 01:00 and 04:00 UTC).
+    const hour = new Date().getUTCHours();
+    const daily = (k: number) => `0 ${(hour + k) % 24} * * *`;
+    const a = await client.crons.createForThread(t1.thread_id, assistantId, { schedule: daily(3) });
+    const b = await client.crons.createForThread(t1.thread_id, assistantId, { schedule: daily(1) });
+    const c = await client.crons.createForThread(t2.thread_id, assistantId, { schedule: daily(2) });
+    const d = await client.crons.create(assistantId, { schedule: daily(4) });
 
     const all = await client.crons.search({ assistantId, sortBy: 'created_at', sortOrder: 'asc' });
     expect(all.map((x) => x.cron_id)).toEqual([a, b, c, d].map((x) => x.cron_id));
@@ -88,7 +92,7 @@ describe('crons through the published client', () => {
     const page = await client.crons.search({ assistantId, sortBy: 'created_at', sortOrder: 'asc', limit: 2, offset: 1 });
     expect(page.map((x) => x.cron_id)).toEqual([b.cron_id, c.cron_id]);
     expect(await client.crons.search({ assistantId, limit: 2, offset: 4 })).toEqual([]);
-    expect((await client.crons.search({ assistantId, sortBy: 'next_run_date', sortOrder: 'asc' })).map((x) => x.schedule)).toEqual(['0 1 * * *', '0 2 * * *', '0 3 * * *', '0 4 * * *']);
+    expect((await client.crons.search({ assistantId, sortBy: 'next_run_date', sortOrder: 'asc' })).map((x) => x.schedule)).toEqual([daily(1), daily(2), daily(3), daily(4)]);
     const selected = await client.crons.search({ assistantId, select: ['cron_id', 'schedule'], sortBy: 'cron_id', sortOrder: 'asc' });
     expect(selected).toHaveLength(4);
     for (const s of selected) expect(Object.keys(s).sort()).toEqual(['cron_id', 'schedule']);
