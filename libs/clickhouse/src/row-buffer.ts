@@ -15,16 +15,31 @@ export class RowBuffer {
 
   /** Appends one line (a newline goes before every line but the first). */
   push(line: string): void {
-    // At most 3 bytes per UTF-16 unit: room is made without measuring the line first.
-    const need = this.used + 1 + 3 * line.length;
-    if (need > this.buf.length) {
-      const grown = Buffer.allocUnsafe(Math.max(need, this.buf.length * 2));
-      this.buf.copy(grown, 0, 0, this.used);
-      this.buf = grown;
+    // At most 3 bytes per UTF-16 unit: only a line that might not fit is measured, and the buffer
+    // grows only if it really does not (reserving 3 bytes per unit grew it for mostly ASCII rows
+    // that fit, a copy each time).
+    if (this.used + 1 + 3 * line.length > this.buf.length) {
+      const need = this.used + 1 + Buffer.byteLength(line, 'utf8');
+      if (need > this.buf.length) {
+        const grown = Buffer.allocUnsafe(Math.max(need, this.buf.length * 2));
+        this.buf.copy(grown, 0, 0, this.used);
+        this.buf = grown;
+      }
     }
     if (this.lines > 0) this.buf[this.used++] = 0x0a;
     this.used += this.buf.write(line, this.used, 'utf8');
     this.lines++;
+  }
+
+  /** Empties the buffer and keeps its memory for the next lines (views taken before are invalid). */
+  clear(): void {
+    this.used = 0;
+    this.lines = 0;
+  }
+
+  /** Bytes the buffer holds before it has to grow. */
+  get capacity(): number {
+    return this.buf.length;
   }
 
   get count(): number {

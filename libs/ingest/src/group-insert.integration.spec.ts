@@ -68,6 +68,36 @@ describe('group insert on ClickHouse (chDB)', () => {
     }
   });
 
+  it('the body buffers of earlier inserts are filled again: every insert holds exactly its own rows, also after a failed one', async () => {
+    const sink = new GroupInsert(ch());
+    const bodies: string[] = [];
+    const inserts = jest.spyOn(ch(), 'insertJsonCompactEachRow').mockImplementation(async function (this: unknown, ...args) {
+      bodies.push(Buffer.from(args[2]).toString()); // a copy: the buffer itself is reused
+      return jest.requireActual<typeof import('@th/clickhouse')>('@th/clickhouse').ClickHouse.prototype.insertJsonCompactEachRow.apply(ch(), args);
+    });
+    try {
+      const written: string[] = [];
+      for (let round = 0; round < 6; round++) {
+        // one write alone, then a group that came meanwhile: two inserts per round, buffers taking turns
+        const alone = row();
+        const group = [row(), row(), row()];
+        const landed = [sink.write([alone.line], []), sink.write(group.slice(0, 2).map((r) => r.line), []), sink.write([group[2].line], [])];
+        if (round === 3) await expect(sink.write(['["not a run row"]'], [])).rejects.toThrow();
+        await Promise.all(landed);
+        written.push(alone.id, ...group.map((r) => r.id));
+      }
+      expect(await stored(written)).toEqual([...written].sort());
+      // Each successful insert's body is exactly the lines written for it: nothing left over from a reused buffer.
+      for (const b of bodies.filter((x) => !x.includes('not a run row'))) {
+        for (const line of b.split('\n')) expect(line).toMatch(/^\[".*\]$/);
+        expect(new Set(b.split('\n')).size).toBe(b.split('\n').length);
+      }
+      expect(bodies.length).toBeGreaterThanOrEqual(12);
+    } finally {
+      inserts.mockRestore();
+    }
+  });
+
   it('a write of nothing resolves at once, also while an insert is under way', async () => {
     const sink = new GroupInsert(ch());
     await sink.write([], []);

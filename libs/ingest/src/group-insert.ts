@@ -2,6 +2,16 @@ import { ClickHouse, RowBuffer } from '@th/clickhouse';
 import { RUN_ROW_COLUMNS, RUN_ROW_INSERT_SETTINGS } from './run-row';
 
 const MIN_BODY_BYTES = 64 * 1024;
+/**
+ * Below this size an insert body is parsed by the calling thread alone. The engine splits a body into
+ * chunks of min_chunk_bytes_for_parallel_parsing (10 MiB) for parallel parsing, so a smaller body is
+ * one chunk anyway, handed between a segmenting and a parsing thread: with the writer's bodies of 1-2
+ * MB, that cost 3-4% of the CPU per run in bench/ingest for no parallelism.
+ */
+const PARALLEL_PARSING_MIN_BYTES = 10 * 1024 * 1024;
+const SMALL_BODY_SETTINGS = { ...RUN_ROW_INSERT_SETTINGS, input_format_parallel_parsing: 0, max_threads: 1 };
+/** A body buffer larger than this is not kept for the next insert (a burst should not pin its memory). */
+const MAX_SPARE_BYTES = 64 * 1024 * 1024;
 
 /** One write's rows within a generation: its run lines are bytes [from, to) of the generation's body. */
 interface Part {
@@ -16,7 +26,7 @@ interface Generation {
   parts: Part[];
 }
 
-const generation = (bytes: number): Generation => ({ runs: new RowBuffer(bytes), parts: [] });
+const generation = (runs: RowBuffer): Generation => ({ runs, parts: [] });
 
 /**
  * The writer's rows, written one insert at a time: rows of the batches that finish their merge while
@@ -28,8 +38,15 @@ const generation = (bytes: number): Generation => ({ runs: new RowBuffer(bytes),
  * the engine refuses fails alone, never the batches that happened to share its insert.
  */
 export class GroupInsert {
-  private open: Generation = generation(MIN_BODY_BYTES);
+  private open: Generation = generation(new RowBuffer(MIN_BODY_BYTES));
   private writing = false;
+  /**
+   * The body buffer of the last insert, emptied, for the one after next: two buffers take turns
+   * instead of a new one per insert. Every buffer allocated counts towards V8's external memory, and
+   * each 64 MB of it forces a garbage collection of the JS heap (a megabyte or two per insert was
+   * most of the writer's).
+   */
+  private spare: RowBuffer | null = null;
 
   constructor(private readonly ch: ClickHouse) {}
 
@@ -58,8 +75,9 @@ export class GroupInsert {
     try {
       while (this.open.parts.length > 0) {
         const gen = this.open;
-        // Sized for as much as the last insert held: the body seldom has to grow (and be copied) while it fills.
-        this.open = generation(Math.max(MIN_BODY_BYTES, Math.ceil(gen.runs.body().length * 1.25)));
+        // A new buffer is sized for as much as this insert holds: the body seldom has to grow (and be copied) while it fills.
+        this.open = generation(this.spare ?? new RowBuffer(Math.max(MIN_BODY_BYTES, Math.ceil(gen.runs.body().length * 1.25))));
+        this.spare = null;
         const body = gen.runs.body();
         try {
           await this.insert(
@@ -67,6 +85,13 @@ export class GroupInsert {
             body,
           );
           for (const p of gen.parts) p.settle();
+          // The engine has read the whole body once the insert succeeded: its buffer can be filled
+          // again. After a failure it is dropped instead (an HTTP request that failed early may still
+          // hold a view of it in its socket's queue).
+          if (gen.runs.capacity <= MAX_SPARE_BYTES) {
+            gen.runs.clear();
+            this.spare = gen.runs;
+          }
         } catch (err) {
           if (gen.parts.length === 1) gen.parts[0].settle(err as Error);
           else await this.insertEach(body, gen.parts);
@@ -92,6 +117,7 @@ export class GroupInsert {
 
   private async insert(attachments: readonly string[], runs: Buffer): Promise<void> {
     if (attachments.length > 0) await this.ch.insertJsonEachRow('run_attachments', Buffer.from(attachments.join('\n')));
-    if (runs.length > 0) await this.ch.insertJsonCompactEachRow('runs', RUN_ROW_COLUMNS, runs, RUN_ROW_INSERT_SETTINGS);
+    if (runs.length > 0)
+      await this.ch.insertJsonCompactEachRow('runs', RUN_ROW_COLUMNS, runs, runs.length < PARALLEL_PARSING_MIN_BYTES ? SMALL_BODY_SETTINGS : RUN_ROW_INSERT_SETTINGS);
   }
 }
