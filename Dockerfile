@@ -69,7 +69,7 @@ RUN apt-get update \
  && rm -rf /var/lib/apt/lists/*
 WORKDIR /app
 ENV NODE_ENV=production \
-    NODE_OPTIONS="--enable-source-maps --max-semi-space-size=64" \
+    NODE_OPTIONS="--enable-source-maps --max-semi-space-size=128" \
     HOST=0.0.0.0 \
     DATA_DIR=/data
 # Code is owned by root and read-only to the app user; only /data (standalone's DATA_DIR, the control
