@@ -122,7 +122,9 @@ async function timedInsert(ch: ClickHouse, rows: Buffer, table: string): Promise
  * body (the issue's ceiling; the writer itself sends the same values as JSONCompactEachRow).
  */
 function ceilingRows(runs: BenchRun[], tenant: string, session: string): Buffer {
-  const lines: string[] = [];
+  // Joined 10,000 lines at a time: a million rows are more text than one JS string may hold.
+  const parts: Buffer[] = [];
+  let lines: string[] = [];
   const now = new Date().toISOString().replace('Z', '000Z');
   for (const r of runs) {
     const run = emptyRun(tenant, r.id);
@@ -130,8 +132,13 @@ function ceilingRows(runs: BenchRun[], tenant: string, session: string): Buffer 
     mergeEvent(run, { ...base, op: 'post', fields: { ...(r.post as RunEvent['fields']), session_id: session } });
     mergeEvent(run, { ...base, op: 'patch', fields: { ...(r.patch as RunEvent['fields']), end_time: new Date(r.patch.end_time as number).toISOString() } });
     lines.push(JSON.stringify(rowObject(RUN_ROW_COLUMNS, runRow(run, 1, now).line)));
+    if (lines.length === 10_000) {
+      parts.push(Buffer.from(`${lines.join('\n')}\n`));
+      lines = [];
+    }
   }
-  return Buffer.from(lines.join('\n'));
+  if (lines.length > 0) parts.push(Buffer.from(lines.join('\n')));
+  return Buffer.concat(parts);
 }
 
 async function once(target: Target, args: Args, round_: number): Promise<Record<string, number>> {
@@ -147,7 +154,7 @@ async function once(target: Target, args: Args, round_: number): Promise<Record<
     if (post.length + patch.length > 0) batches.push(Buffer.from(JSON.stringify({ post, patch })));
   }
   // The ceiling first, while the engines are idle: the same final rows, one body, straight in.
-  const created = await fetch(`${target.url}/sessions`, { method: 'POST', headers, body: JSON.stringify({ name: project }) });
+  const created = await fetchOnce(`${target.url}/sessions`, { method: 'POST', headers, body: JSON.stringify({ name: project }) });
   const { tenant_id: tenant, id: sessionId } = (await created.json()) as { tenant_id: string; id: string };
   const ceilingSeconds = await target.ceiling(ceilingRows(runs, tenant, sessionId), runs.length);
   const acks: number[] = [];
@@ -217,7 +224,7 @@ async function once(target: Target, args: Args, round_: number): Promise<Record<
   // visible: every run of this round completed in a query
   let visibleAt = acked;
   for (let i = 0; i < 6000; i++) {
-    const r = await fetch(`${target.url}/runs/stats`, { method: 'POST', headers, body: JSON.stringify({ filter: `eq(status, "success")`, query: null, tags: ['bench'], session: await sessionIds(target, project) }) });
+    const r = await fetchOnce(`${target.url}/runs/stats`, { method: 'POST', headers, body: JSON.stringify({ filter: `eq(status, "success")`, query: null, tags: ['bench'], session: await sessionIds(target, project) }) });
     const s = (await r.json()) as { run_count: number };
     if (s.run_count >= args.runs) {
       visibleAt = performance.now();
@@ -243,11 +250,23 @@ async function once(target: Target, args: Args, round_: number): Promise<Record<
   };
 }
 
+/**
+ * fetch, tried a second time if the connection fails: a keep-alive connection left idle (while a large
+ * workload is built, say) may have been closed by the server just as it is reused.
+ */
+async function fetchOnce(url: string, init?: RequestInit): Promise<Response> {
+  try {
+    return await fetch(url, init);
+  } catch {
+    return fetch(url, init);
+  }
+}
+
 const sessionCache = new Map<string, string[]>();
 async function sessionIds(target: Target, name: string): Promise<string[]> {
   const hit = sessionCache.get(name);
   if (hit) return hit;
-  const r = await fetch(`${target.url}/sessions?name=${encodeURIComponent(name)}`, { headers: { 'x-api-key': target.apiKey } });
+  const r = await fetchOnce(`${target.url}/sessions?name=${encodeURIComponent(name)}`, { headers: { 'x-api-key': target.apiKey } });
   const list = ((await r.json()) as { id: string }[]).map((p) => p.id);
   if (list.length) sessionCache.set(name, list);
   return list;
