@@ -3,6 +3,9 @@ import type { RunnableConfig } from '@langchain/core/runnables';
 import { WRITES_IDX_MAP, type ChannelVersions, type Checkpoint, type CheckpointMetadata, type CheckpointTuple, type PendingWrite } from '@langchain/langgraph-checkpoint';
 import { PostgresSaver } from '@langchain/langgraph-checkpoint-postgres';
 
+/** How long a sealed run's later writes are dropped. */
+const SEAL_MS = 10 * 60_000;
+
 const toBuffer = (b: Uint8Array | undefined): Buffer | null => (b === undefined ? null : Buffer.from(b.buffer, b.byteOffset, b.byteLength));
 
 /**
@@ -24,6 +27,10 @@ const toBuffer = (b: Uint8Array | undefined): Buffer | null => (b === undefined 
  *   known to have none until the run writes its first: the run's opening read of the latest checkpoint
  *   is answered without a query. Nothing else writes a thread's checkpoints while a run holds it (a state
  *   update is refused while a run is active, and no other worker takes the thread).
+ * - Writes are tracked by run (`configurable.run_id`), and a rolled-back run's can be sealed: a graph
+ *   stream rejects as soon as its run is cancelled, while the graph's loop goes on in the background
+ *   and may still be writing the checkpoint of its last step. `seal` waits for the run's writes in
+ *   flight and drops any it makes later, so deleting the run's checkpoints leaves none behind.
  */
 export class AgentCheckpointer extends PostgresSaver {
   private readonly putSql: string;
@@ -31,6 +38,10 @@ export class AgentCheckpointer extends PostgresSaver {
   private readonly insertWritesSql: string;
   /** Threads known to have no checkpoint in the root namespace (see the class comment), by thread id. */
   private readonly empty = new Set<string>();
+  /** Writes in flight, by run id. */
+  private readonly inflight = new Map<string, Set<Promise<unknown>>>();
+  /** Sealed runs (their later writes are dropped), by run id, with when they were sealed. */
+  private readonly sealed = new Map<string, number>();
 
   constructor(
     private readonly db: Pool,
@@ -61,6 +72,38 @@ export class AgentCheckpointer extends PostgresSaver {
     this.empty.delete(threadId);
   }
 
+  /**
+   * Drops the run's later checkpoint writes, and resolves once those already made have settled. A
+   * run's seal is kept for SEAL_MS (its graph's loop has long stopped by then).
+   */
+  async seal(runId: string): Promise<void> {
+    const now = Date.now();
+    for (const [id, at] of this.sealed) {
+      if (now - at < SEAL_MS) break; // in insertion order, so in order of age
+      this.sealed.delete(id);
+    }
+    this.sealed.set(runId, now);
+    for (let pending = this.inflight.get(runId); pending?.size; pending = this.inflight.get(runId)) {
+      await Promise.allSettled([...pending]);
+    }
+  }
+
+  /** Runs a write of the run's unless the run is sealed; tracked until it settles. */
+  private track<T>(runId: unknown, write: () => Promise<T>, dropped: () => T): Promise<T> {
+    if (typeof runId !== 'string') return write();
+    if (this.sealed.has(runId)) return Promise.resolve(dropped());
+    const p = write();
+    let set = this.inflight.get(runId);
+    if (!set) this.inflight.set(runId, (set = new Set()));
+    set.add(p);
+    const done = () => {
+      set.delete(p);
+      if (!set.size && this.inflight.get(runId) === set) this.inflight.delete(runId);
+    };
+    p.then(done, done);
+    return p;
+  }
+
   override async getTuple(config: RunnableConfig): Promise<CheckpointTuple | undefined> {
     const cf = (config.configurable ?? {}) as { thread_id?: string; checkpoint_ns?: string; checkpoint_id?: string };
     if (cf.thread_id !== undefined && !cf.checkpoint_id && (cf.checkpoint_ns ?? '') === '' && this.empty.has(String(cf.thread_id))) return undefined;
@@ -72,8 +115,25 @@ export class AgentCheckpointer extends PostgresSaver {
     return base + 1 + Math.floor(Math.random() * 1e9) / 1e10;
   }
 
-  override async put(config: RunnableConfig, checkpoint: Checkpoint, metadata: CheckpointMetadata, newVersions: ChannelVersions): Promise<RunnableConfig> {
-    if (config.configurable === undefined) throw new Error('Missing "configurable" field in "config" param');
+  override put(config: RunnableConfig, checkpoint: Checkpoint, metadata: CheckpointMetadata, newVersions: ChannelVersions): Promise<RunnableConfig> {
+    if (config.configurable === undefined) return Promise.reject(new Error('Missing "configurable" field in "config" param'));
+    const { thread_id, checkpoint_ns = '' } = config.configurable as { thread_id: string; checkpoint_ns?: string };
+    return this.track(
+      config.configurable.run_id,
+      () => this.write(config, checkpoint, metadata, newVersions),
+      () => ({ configurable: { thread_id, checkpoint_ns, checkpoint_id: checkpoint.id } }),
+    );
+  }
+
+  override putWrites(config: RunnableConfig, writes: PendingWrite[], taskId: string): Promise<void> {
+    return this.track(
+      config.configurable?.run_id,
+      () => this.writeWrites(config, writes, taskId),
+      () => undefined,
+    );
+  }
+
+  private async write(config: RunnableConfig, checkpoint: Checkpoint, metadata: CheckpointMetadata, newVersions: ChannelVersions): Promise<RunnableConfig> {
     const { thread_id, checkpoint_ns = '', checkpoint_id } = config.configurable as { thread_id: string; checkpoint_ns?: string; checkpoint_id?: string };
     if (checkpoint_ns === '') this.empty.delete(String(thread_id));
     const [blobs, meta] = await Promise.all([this._dumpBlobs(thread_id, checkpoint_ns, checkpoint.channel_values, newVersions), this._dumpMetadata(metadata)]);
@@ -92,7 +152,7 @@ export class AgentCheckpointer extends PostgresSaver {
     return { configurable: { thread_id, checkpoint_ns, checkpoint_id: checkpoint.id } };
   }
 
-  override async putWrites(config: RunnableConfig, writes: PendingWrite[], taskId: string): Promise<void> {
+  private async writeWrites(config: RunnableConfig, writes: PendingWrite[], taskId: string): Promise<void> {
     const cf = (config.configurable ?? {}) as { thread_id?: string; checkpoint_ns?: string; checkpoint_id?: string };
     // Only special channels (errors, interrupts, resumes) overwrite; a task's ordinary writes are kept as first stored.
     const upsert = writes.every((w) => w[0] in WRITES_IDX_MAP);

@@ -17,7 +17,7 @@ export interface WorkerOptions {
   /** LangChain callbacks added to every run (the tracer to our tracing service), if configured. */
   callbacks: () => unknown[];
   /** Told which threads a run starts on without any checkpoint (it can skip reading the latest one). */
-  checkpointer?: { markEmpty(threadId: string): void; forget(threadId: string): void };
+  checkpointer?: { markEmpty(threadId: string): void; forget(threadId: string): void; seal(runId: string): Promise<void> };
   /** Told of each run this worker (or its reaper) ended, once the end is committed (webhooks). */
   ended?: RunEndListener;
 }
@@ -358,6 +358,9 @@ export class RunWorker {
       }
     }
     await writer.drain().catch((err: Error) => this.logger.error({ msg: 'run events not written', run_id: run.run_id, error: err.message }));
+    // The stream rejected at the cancel, but the graph may still be writing its last checkpoint: keep it
+    // from landing after the rollback has deleted the run's checkpoints.
+    if (outcome.status === 'rollback') await this.opts.checkpointer?.seal(run.run_id);
     const { done, ended } = await this.repo.finishRun(run, this.owner, outcome);
     // Waiters in this process get the committed row at once; the NOTIFY tells every process.
     if (ended) {
