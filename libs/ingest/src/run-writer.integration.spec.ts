@@ -143,6 +143,28 @@ describe('run writer on ClickHouse (chDB)', () => {
     expect(JSON.parse(rows[0].outputs)).toEqual({ a: 1 });
   });
 
+  it('while a batch reads a run back, other finished runs still leave the memory once written; the run it reads stays until its merge', async () => {
+    // Batch A looks up Z and is held there. Meanwhile batch B finishes X (which A does not read) and
+    // batch C finishes Z: X leaves the memory at once, Z stays (A must merge into C's state) until A has merged.
+    const [x, z] = [randomUUID(), randomUUID()];
+    const hold = holdingLookupOf(z);
+    const racing = new RunWriterService(bus, hold.ch, options, new PriceMapRepository(ch));
+    const memory = (racing as unknown as { cache: RunCache }).cache;
+    const end = (id: string): RunEvent => ({ ...post(id), op: 'patch', fields: { end_time: '2026-11-20T10:00:01.000Z', outputs: { a: 4 } } });
+    const a = racing.handle([message(post(z), 40)]);
+    await hold.isHeld();
+    await racing.handle([message(post(x), 41), message(end(x), 42)]);
+    expect(memory.get(RunCache.key(tenant, x))).toBeUndefined();
+    await racing.handle([message(end(z), 43)]);
+    expect(memory.get(RunCache.key(tenant, z))?.fields.end_time).toBe('2026-11-20T10:00:01.000Z');
+    hold.release();
+    await a;
+    expect(await stored(z)).toEqual([{ id: z, status: 'success' }]);
+    expect(await stored(x)).toEqual([{ id: x, status: 'success' }]);
+    // Z was written again by A's merge (still finished): it leaves the memory too
+    expect(memory.get(RunCache.key(tenant, z))).toBeUndefined();
+  });
+
   it('a run pushed out of the bounded cache during a batch\'s lookups is read back before that batch merges it', async () => {
     // A cache of two runs. X is cached (in progress); batch B (X's finishing PATCH and a new run Y) finds X
     // in the cache and looks up only Y, which is held back; meanwhile batch A caches two other runs and

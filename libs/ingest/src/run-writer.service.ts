@@ -52,9 +52,12 @@ export class RunWriterService implements OnApplicationBootstrap {
   /** Where every price-map write goes through this process, the maps stay in memory between batches. */
   private readonly prices: Pick<PriceMapRepository, 'listForTenants'>;
   private mergeLock: Promise<unknown> = Promise.resolve();
-  /** Batches between the start of their lookups and the end of their merge. */
-  private openWindows = 0;
-  /** Finished runs written since the last release, to forget when no batch is in that window. */
+  /**
+   * Runs that batches read back from ClickHouse, from the start of those lookups to the end of their
+   * merge (a count per run, for batches that overlap): see releaseFinished.
+   */
+  private readonly pinned = new Map<string, number>();
+  /** Finished runs written since the last release, to forget once their rows have landed. */
   private readonly finished: { key: string; run: MergedRun }[] = [];
   /** Where every batch's rows go: one insert at a time, shared by the batches ready meanwhile. */
   private readonly rows: GroupInsert;
@@ -121,19 +124,19 @@ export class RunWriterService implements OnApplicationBootstrap {
     // Price maps of the batch's LLM runs are read alongside the lookups, not after them.
     const prices = llmTenants.size > 0 ? this.prices.listForTenants([...llmTenants]) : null;
     prices?.catch(() => undefined); // awaited (and its failure thrown) in deriveLlm
-    // From here until its merge, this batch relies on the cache for every run it did not look up.
-    this.openWindows++;
+    // Runs neither in memory nor certain to be new (see NewRunFilter) are read back from ClickHouse.
+    const unknown = (k: string, list: RunMessage[]) => !this.cache.get(k) && (this.newRuns?.mayExist(k, list[0].value.id) ?? true);
+    const requested: string[] = [];
+    byRun.forEach((list, k) => unknown(k, list) && requested.push(k));
+    // From here until its merge, a newer state another batch writes of a run this batch reads back must stay in memory.
+    for (const k of requested) this.pinned.set(k, (this.pinned.get(k) ?? 0) + 1);
     let merged: Awaited<ReturnType<RunWriterService['merge']>>;
     try {
-      // Runs neither in memory nor certain to be new (see NewRunFilter) are read back from ClickHouse.
-      const unknown = (k: string, list: RunMessage[]) => !this.cache.get(k) && (this.newRuns?.mayExist(k, list[0].value.id) ?? true);
-      const requested: string[] = [];
-      byRun.forEach((list, k) => unknown(k, list) && requested.push(k));
       const looked = await this.loadStates(requested);
       merged = await this.serialized(async () => {
         // A run found in the cache above may have been pushed out since (the cache is bounded): read it
         // now, inside the merge lock, rather than merge into an empty state and overwrite its stored row.
-        // (Runs this batch did look up are covered by the window instead: see releaseFinished.)
+        // (Runs this batch did look up are pinned instead: see releaseFinished.)
         const asked = new Set(requested);
         const pushedOut: string[] = [];
         byRun.forEach((list, k) => !asked.has(k) && unknown(k, list) && pushedOut.push(k));
@@ -141,8 +144,11 @@ export class RunWriterService implements OnApplicationBootstrap {
         return this.merge(byRun, looked, rejected);
       });
     } finally {
-      this.openWindows--;
-      this.releaseFinished();
+      for (const k of requested) {
+        const n = this.pinned.get(k)!;
+        if (n > 1) this.pinned.set(k, n - 1);
+        else this.pinned.delete(k);
+      }
     }
     const llm = await this.deriveLlm(merged, prices, llmTenants);
     // The batch's rows, handed to the next insert in one piece (its body holds them as bytes, so the
@@ -213,19 +219,20 @@ export class RunWriterService implements OnApplicationBootstrap {
   }
 
   /**
-   * Forgets the finished runs whose rows have landed, but only while no batch is between its lookups and
-   * its merge: such a batch did not look up the runs it found in the cache, and must still find them
-   * there when it merges (else it would merge an event into the older state its lookup never read, and
-   * overwrite the newer row). Lookups that start afterwards read the landed rows. A run a later batch
-   * has replaced meanwhile stays (that batch's write is still to land).
+   * Forgets the finished runs whose rows have landed, except those a batch is reading back (pinned):
+   * that batch's lookup may have read an older row than this one, and its merge must find this state in
+   * memory (else it would merge into the older state and overwrite the newer row); such a run simply
+   * stays cached. A batch that found a run in memory and finds it gone at its merge reads it back then,
+   * inside the merge lock (its row has landed). A run a later batch has replaced meanwhile stays (that
+   * batch's write is still to land).
+   *
+   * Releasing at once, rather than only when no batch at all was between lookup and merge, keeps
+   * finished runs from piling up under continuous load: they outlived several young-generation
+   * collections, were promoted, and kept the old generation growing (a full collection every few
+   * seconds in bench/ingest).
    */
   private releaseFinished(): void {
-    if (this.openWindows > 0) {
-      // Under unbroken overlapping load: keep the newest candidates only (the others simply stay cached).
-      if (this.finished.length > 4 * this.options.writerCacheEntries) this.finished.splice(0, this.finished.length - this.options.writerCacheEntries);
-      return;
-    }
-    for (const f of this.finished) if (this.cache.get(f.key) === f.run) this.cache.delete(f.key);
+    for (const f of this.finished) if (!this.pinned.has(f.key) && this.cache.get(f.key) === f.run) this.cache.delete(f.key);
     this.finished.length = 0;
   }
 
