@@ -9,7 +9,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import * as http from 'node:http';
-import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
+import { chmodSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ClickHouse, migrateClickHouse } from '@th/clickhouse';
@@ -57,6 +57,8 @@ interface Target {
   apiKey: string;
   /** ClickHouse for the ceiling: the same engine the service writes to. */
   ceiling(rows: Buffer, count: number): Promise<number>;
+  /** CPU time the service process has used so far, in microseconds (standalone started here only). */
+  serviceCpuMicros?(): number;
   stop(): Promise<void>;
 }
 
@@ -64,7 +66,7 @@ async function standaloneTarget(args: Args): Promise<Target> {
   const dir = mkdtempSync(join(tmpdir(), 'th-bench-'));
   chmodSync(dir, 0o755); // embedded PostgreSQL's initdb runs as the postgres user
   const apiKey = args.apiKey || `th_bench_${randomBytes(8).toString('hex')}`;
-  const svc: Pick<AppProcess, 'url' | 'stop'> = args.url
+  const svc: Pick<AppProcess, 'url' | 'stop'> & { child?: AppProcess['child'] } = args.url
     ? { url: args.url, stop: async () => undefined }
     : await startAppProcess('standalone', { DATA_DIR: join(dir, 'data'), BOOTSTRAP_API_KEY: apiKey, PRINT_BANNER: 'false', INGEST_ACK: args.ack });
   // chDB binds one directory per process: the ceiling uses the same engine build in this process, on its own directory.
@@ -76,6 +78,7 @@ async function standaloneTarget(args: Args): Promise<Target> {
     url: svc.url,
     apiKey,
     ceiling: (rows) => timedInsert(ch, rows, 'runs_ceiling'),
+    serviceCpuMicros: svc.child?.pid ? () => processCpuMicros(svc.child!.pid!) : undefined,
     async stop() {
       await svc.stop();
       await ch.close();
@@ -180,6 +183,8 @@ async function once(target: Target, args: Args, round_: number): Promise<Record<
       req.end(body);
     });
   const cpu0 = process.cpuUsage();
+  const serviceCpu0 = target.serviceCpuMicros?.();
+  const machine0 = machineTicks();
   const t0 = performance.now();
   const deadline = Date.now() + 30 * 60_000;
   const worker = async () => {
@@ -232,6 +237,8 @@ async function once(target: Target, args: Args, round_: number): Promise<Record<
     }
     await new Promise((res2) => setTimeout(res2, 100));
   }
+  const serviceCpu = serviceCpu0 === undefined ? undefined : target.serviceCpuMicros!() - serviceCpu0;
+  const machine1 = machineTicks();
   await Promise.all(lagChecks);
   const seconds = (visibleAt - t0) / 1000;
   const e2e = args.runs / seconds;
@@ -247,7 +254,25 @@ async function once(target: Target, args: Args, round_: number): Promise<Record<
     ratio_to_ceiling: round(e2e / ceiling, 3),
     // CPU this load generator (sending, probes) spent per run while loading: taken from the same cores as the service's.
     client_cpu_us_per_run: Math.round((clientCpu.user + clientCpu.system) / args.runs),
+    // CPU the service process (all its threads: JS, garbage collector, chDB) spent per run, until the round was visible.
+    ...(serviceCpu === undefined ? {} : { service_cpu_us_per_run: Math.round(serviceCpu / args.runs) }),
+    // Share of the machine's CPU time left idle during the round (both cores).
+    machine_idle_pct: round((100 * (machine1.idle - machine0.idle)) / Math.max(1, machine1.total - machine0.total), 1),
   };
+}
+
+/** user + system CPU time of a process (all threads) in microseconds, from /proc (Linux). */
+function processCpuMicros(pid: number): number {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  // fields[11], fields[12]: utime, stime in clock ticks (USER_HZ, 100 on Linux)
+  return ((Number(fields[11]) + Number(fields[12])) * 1e6) / 100;
+}
+
+/** The machine's CPU time, total and idle (idle + iowait), in clock ticks, from /proc/stat. */
+function machineTicks(): { total: number; idle: number } {
+  const cpu = readFileSync('/proc/stat', 'utf8').split('\n')[0].trim().split(/\s+/).slice(1).map(Number);
+  return { total: cpu.reduce((a, b) => a + b, 0), idle: cpu[3] + cpu[4] };
 }
 
 /**
