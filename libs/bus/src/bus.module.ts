@@ -1,5 +1,4 @@
 import { DynamicModule, Global, Module, OnApplicationShutdown } from '@nestjs/common';
-import { APP_INTERCEPTOR } from '@nestjs/core';
 import { HealthRegistry } from '@th/platform';
 import { AuditPublisher } from './audit.publisher';
 import { EventBus } from './bus';
@@ -17,7 +16,8 @@ class BusShutdown implements OnApplicationShutdown {
 
 /**
  * Provides the EventBus: Kafka when brokers are configured, the in-process bus otherwise; the
- * AuditPublisher; and the global TrackedOperationInterceptor (Failure events of @TrackedOperation routes).
+ * AuditPublisher; and what @TrackedOperation routes need to record their Failure events (the
+ * interceptor those routes apply, and the listener of AuthGuard's refusals).
  */
 @Global()
 @Module({})
@@ -30,8 +30,9 @@ export class BusModule {
       providers: [
         { provide: EventBus, useValue: bus },
         { provide: AuditPublisher, useValue: new AuditPublisher(bus, opts.service ?? 'standalone') },
-        // Every app joins the bus through this module, so every app records failed tracked operations.
-        { provide: APP_INTERCEPTOR, useClass: TrackedOperationInterceptor },
+        // Every app joins the bus through this module, so every app records failed tracked operations:
+        // the routes marked @TrackedOperation apply this interceptor themselves...
+        TrackedOperationInterceptor,
         // ... and the ones AuthGuard refuses before any interceptor runs (401/403).
         { provide: AUTH_REFUSAL_LISTENER, useClass: TrackedOperationRefusalRecorder },
         {
@@ -43,7 +44,7 @@ export class BusModule {
           },
         },
       ],
-      exports: [EventBus, AuditPublisher, AUTH_REFUSAL_LISTENER],
+      exports: [EventBus, AuditPublisher, AUTH_REFUSAL_LISTENER, TrackedOperationInterceptor],
     };
   }
 }
