@@ -31,7 +31,7 @@ describe('createHttpApp (real HTTP server on 127.0.0.1)', () => {
 
   beforeAll(async () => {
     app = await createHttpApp(ProbeModule, { service: 'probe', logLevel: 'error', maxBodyBytes: 1024 });
-    const express = app.getHttpAdapter().getInstance<Express>();
+    const express = app.getHttpAdapter().getInstance() as Express;
     (app.getHttpServer() as Server).prependListener('request', (req: IncomingMessage, res: ServerResponse) => {
       made.push({ request: Object.getPrototypeOf(req) === express.request, response: Object.getPrototypeOf(res) === express.response });
     });
