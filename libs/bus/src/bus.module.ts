@@ -5,7 +5,7 @@ import { EventBus } from './bus';
 import { InProcessBus } from './in-process.bus';
 import { KafkaBus, type KafkaBusOptions } from './kafka.bus';
 import { AUTH_REFUSAL_LISTENER } from '@th/auth';
-import { TrackedOperationInterceptor, TrackedOperationRefusalRecorder } from './tracked-operation';
+import { TrackedOperationRefusalRecorder } from './tracked-operation';
 
 class BusShutdown implements OnApplicationShutdown {
   constructor(private readonly bus: EventBus) {}
@@ -30,10 +30,9 @@ export class BusModule {
       providers: [
         { provide: EventBus, useValue: bus },
         { provide: AuditPublisher, useValue: new AuditPublisher(bus, opts.service ?? 'standalone') },
-        // Every app joins the bus through this module, so every app records failed tracked operations:
-        // the routes marked @TrackedOperation apply this interceptor themselves...
-        TrackedOperationInterceptor,
-        // ... and the ones AuthGuard refuses before any interceptor runs (401/403).
+        // Every app joins the bus through this module, so every app records failed tracked operations: the
+        // routes marked @TrackedOperation apply TrackedOperationInterceptor (built with AuditPublisher from
+        // here), and the ones AuthGuard refuses before any interceptor runs (401/403) go through this listener.
         { provide: AUTH_REFUSAL_LISTENER, useClass: TrackedOperationRefusalRecorder },
         {
           provide: BusShutdown,
@@ -44,7 +43,7 @@ export class BusModule {
           },
         },
       ],
-      exports: [EventBus, AuditPublisher, AUTH_REFUSAL_LISTENER, TrackedOperationInterceptor],
+      exports: [EventBus, AuditPublisher, AUTH_REFUSAL_LISTENER],
     };
   }
 }

@@ -226,10 +226,9 @@ export class RunWriterService implements OnApplicationBootstrap {
    * inside the merge lock (its row has landed). A run a later batch has replaced meanwhile stays (that
    * batch's write is still to land).
    *
-   * Releasing at once, rather than only when no batch at all was between lookup and merge, keeps
-   * finished runs from piling up under continuous load: they outlived several young-generation
-   * collections, were promoted, and kept the old generation growing (a full collection every few
-   * seconds in bench/ingest).
+   * Released at once, rather than only at an instant when no batch at all is between lookup and merge:
+   * under continuous load such instants can be rare, and the finished runs waiting for one stayed in
+   * memory meanwhile.
    */
   private releaseFinished(): void {
     for (const f of this.finished) if (!this.pinned.has(f.key) && this.cache.get(f.key) === f.run) this.cache.delete(f.key);
