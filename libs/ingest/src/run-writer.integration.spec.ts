@@ -186,6 +186,69 @@ describe('run writer on ClickHouse (chDB)', () => {
     expect(rows).toEqual([{ status: 'success', name: 'root', inputs: '{"q":1}', outputs: '{"a":3}' }]);
   });
 
+  it('a run that leaves the memory while a batch reads back another one inside the merge lock is read back too', async () => {
+    // Batch A carries late events for X and Z (both in memory when A starts) and a new run W, whose
+    // lookup is held. Meanwhile C finishes Z (written and forgotten: A reads Z back inside the merge
+    // lock, and that read is held in turn) and B finishes X, whose insert lands only while A reads Z
+    // back: X leaves the memory then. A must merge X's late event into B's row, not into nothing.
+    const [x, z, w] = [randomUUID(), randomUUID(), randomUUID()];
+    const gate = () => {
+      let resolve!: () => void;
+      const promise = new Promise<void>((r) => (resolve = r));
+      return { promise, resolve };
+    };
+    const gates = { w: gate(), z: gate(), insert: gate() };
+    const held = { w: false, z: false, insert: false };
+    let armed = false; // the holds apply from batch A on
+    const wrapped = Object.create(ch) as ClickHouse;
+    wrapped.query = async <T>(sql: string, params?: Record<string, unknown>, settings?: Record<string, string | number>): Promise<T[]> => {
+      const answer = ch.query<T>(sql, params, settings);
+      const ids = (params?.ids as string[] | undefined) ?? [];
+      for (const [k, id] of [['w', w], ['z', z]] as const) {
+        if (armed && !held[k] && ids.includes(id)) {
+          held[k] = true;
+          await gates[k].promise;
+        }
+      }
+      return answer;
+    };
+    wrapped.insertJsonCompactEachRow = async (table, columns, body, settings) => {
+      if (armed && !held.insert && body.includes(x) && body.includes('"a":9')) {
+        held.insert = true;
+        await gates.insert.promise;
+      }
+      return ch.insertJsonCompactEachRow(table, columns, body, settings);
+    };
+    const until = async (k: keyof typeof held) => {
+      for (let i = 0; i < 3000 && !held[k]; i++) await new Promise((r) => setTimeout(r, 1));
+      if (!held[k]) throw new Error(`never held: ${k}`);
+    };
+    const racing = new RunWriterService(bus, wrapped, options, new PriceMapRepository(ch));
+    await racing.handle([message(post(x), 50), message(post(z), 51)]);
+    armed = true;
+    const late = (id: string): RunEvent => ({ ...post(id), op: 'patch', fields: { extra: { metadata: { late: true } } } });
+    const end = (id: string): RunEvent => ({ ...post(id), op: 'patch', fields: { end_time: '2026-11-20T10:00:01.000Z', outputs: { a: 9 } } });
+    const a = racing.handle([message(late(x), 52), message(late(z), 53), message(post(w), 54)]);
+    await until('w');
+    await racing.handle([message(end(z), 55)]);
+    const b = racing.handle([message(end(x), 56)]);
+    await until('insert');
+    gates.w.resolve();
+    await until('z');
+    gates.insert.resolve();
+    await b;
+    gates.z.resolve();
+    await a;
+    const rows = await ch.query<{ status: string; inputs: string; outputs: string; extra: string }>(
+      'SELECT status, inputs, outputs, extra FROM runs FINAL WHERE tenant_id = {t:UUID} AND id IN {ids:Array(UUID)} ORDER BY id = {x:UUID}',
+      { t: tenant, ids: [x, z], x },
+    );
+    expect(rows.map((r) => ({ ...r, extra: JSON.parse(r.extra) as unknown }))).toEqual([
+      { status: 'success', inputs: '{"q":1}', outputs: '{"a":9}', extra: { metadata: { late: true } } },
+      { status: 'success', inputs: '{"q":1}', outputs: '{"a":9}', extra: { metadata: { late: true } } },
+    ]);
+  });
+
   it('a batch with more new runs than one lookup query can name is written whole, and again when redelivered', async () => {
     // 6,000 ids: more than one embedded lookup can carry (parameters are inlined, max_query_size is 256 KiB).
     const ids = Array.from({ length: 6_000 }, () => randomUUID());

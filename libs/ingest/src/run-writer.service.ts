@@ -134,13 +134,20 @@ export class RunWriterService implements OnApplicationBootstrap {
     try {
       const looked = await this.loadStates(requested);
       merged = await this.serialized(async () => {
-        // A run found in the cache above may have been pushed out since (the cache is bounded): read it
-        // now, inside the merge lock, rather than merge into an empty state and overwrite its stored row.
-        // (Runs this batch did look up are pinned instead: see releaseFinished.)
+        // A run found in the cache above may have left it since: released once another batch's rows
+        // landed (see releaseFinished), or pushed out (the cache is bounded). Read it back now, inside
+        // the merge lock, rather than merge into an empty state and overwrite its stored row. (Runs this
+        // batch did look up are pinned instead.) Runs can leave the cache during that read too, so the
+        // check is made again after every read: the merge itself (synchronous) starts right after a
+        // check that found every run of the batch in memory or read back.
         const asked = new Set(requested);
-        const pushedOut: string[] = [];
-        byRun.forEach((list, k) => !asked.has(k) && unknown(k, list) && pushedOut.push(k));
-        if (pushedOut.length > 0) for (const [k, run] of await this.loadStates(pushedOut)) looked.set(k, run);
+        for (;;) {
+          const pushedOut: string[] = [];
+          byRun.forEach((list, k) => !asked.has(k) && unknown(k, list) && pushedOut.push(k));
+          if (pushedOut.length === 0) break;
+          for (const k of pushedOut) asked.add(k);
+          for (const [k, run] of await this.loadStates(pushedOut)) looked.set(k, run);
+        }
         return this.merge(byRun, looked, rejected);
       });
     } finally {
