@@ -253,7 +253,10 @@ describe('run writer on ClickHouse (chDB)', () => {
     // 6,000 ids: more than one embedded lookup can carry (parameters are inlined, max_query_size is 256 KiB).
     const ids = Array.from({ length: 6_000 }, () => randomUUID());
     const batch = ids.map((id, i) => message(post(id), 100 + i));
-    await new RunWriterService(bus, ch, { ...options, writerCacheEntries: 0 }, new PriceMapRepository(ch)).handle(batch);
+    // No background merge may fold the two deliveries' versions together before they are counted.
+    await ch.command('SYSTEM STOP MERGES runs');
+    try {
+      await new RunWriterService(bus, ch, { ...options, writerCacheEntries: 0 }, new PriceMapRepository(ch)).handle(batch);
     // delivered again to a writer that remembers nothing: every id is looked up and found
     await new RunWriterService(bus, ch, { ...options, writerCacheEntries: 0 }, new PriceMapRepository(ch)).handle(batch);
     const [{ n, versions }] = await ch.query<{ n: string; versions: string }>(
@@ -261,7 +264,10 @@ describe('run writer on ClickHouse (chDB)', () => {
       { t: tenant, ids },
     );
     expect(Number(n)).toBe(6_000);
-    expect(Number(versions)).toBe(12_000); // both deliveries wrote every run (merged with the stored state the second time)
+      expect(Number(versions)).toBe(12_000); // both deliveries wrote every run (merged with the stored state the second time)
+    } finally {
+      await ch.command('SYSTEM START MERGES runs');
+    }
     const [{ final }] = await ch.query<{ final: string }>('SELECT count() AS final FROM runs FINAL WHERE tenant_id = {t:UUID} AND id IN {ids:Array(UUID)}', { t: tenant, ids });
     expect(Number(final)).toBe(6_000);
   });
