@@ -1,19 +1,17 @@
-import { ClickHouse, RowBuffer } from '@th/clickhouse';
-import { RUN_ROW_COLUMNS, RUN_ROW_INSERT_SETTINGS } from './run-row';
+import { ClickHouse, RowBinaryBuffer } from '@th/clickhouse';
+import { RUN_ROW_COLUMNS } from './run-row';
 
 const MIN_BODY_BYTES = 64 * 1024;
 /**
- * Below this size an insert body is parsed by the calling thread alone. The engine splits a body into
- * chunks of min_chunk_bytes_for_parallel_parsing (10 MiB) for parallel parsing, so a smaller body is
- * one chunk anyway, handed between a segmenting and a parsing thread: with the writer's bodies of 1-2
- * MB, that cost 3-4% of the CPU per run in bench/ingest for no parallelism.
+ * The engine runs a small insert on the calling thread alone: with the writer's bodies of 1-5 MB a
+ * pipeline spread over threads only handed the rows between them.
  */
-const PARALLEL_PARSING_MIN_BYTES = 10 * 1024 * 1024;
-const SMALL_BODY_SETTINGS = { ...RUN_ROW_INSERT_SETTINGS, input_format_parallel_parsing: 0, max_threads: 1 };
+const SMALL_BODY_BYTES = 10 * 1024 * 1024;
+const SMALL_BODY_SETTINGS = { max_threads: 1 };
 /** A body buffer larger than this is not kept for the next insert (a burst should not pin its memory). */
 const MAX_SPARE_BYTES = 64 * 1024 * 1024;
 
-/** One write's rows within a generation: its run lines are bytes [from, to) of the generation's body. */
+/** One write's rows within a generation: its run rows are bytes [from, to) of the generation's body. */
 interface Part {
   from: number;
   to: number;
@@ -22,11 +20,11 @@ interface Part {
 }
 
 interface Generation {
-  runs: RowBuffer;
+  runs: RowBinaryBuffer;
   parts: Part[];
 }
 
-const generation = (runs: RowBuffer): Generation => ({ runs, parts: [] });
+const generation = (runs: RowBinaryBuffer): Generation => ({ runs, parts: [] });
 
 /**
  * The writer's rows, written one insert at a time: rows of the batches that finish their merge while
@@ -38,7 +36,7 @@ const generation = (runs: RowBuffer): Generation => ({ runs, parts: [] });
  * the engine refuses fails alone, never the batches that happened to share its insert.
  */
 export class GroupInsert {
-  private open: Generation = generation(new RowBuffer(MIN_BODY_BYTES));
+  private open: Generation = generation(new RowBinaryBuffer(MIN_BODY_BYTES));
   private writing = false;
   /**
    * The body buffer of the last insert, emptied, for the one after next: two buffers take turns
@@ -46,26 +44,33 @@ export class GroupInsert {
    * each 64 MB of it forces a garbage collection of the JS heap (a megabyte or two per insert was
    * most of the writer's).
    */
-  private spare: RowBuffer | null = null;
+  private spare: RowBinaryBuffer | null = null;
 
   constructor(private readonly ch: ClickHouse) {}
 
   /**
-   * Adds run rows (JSONCompactEachRow lines, RUN_ROW_COLUMNS) and attachment rows (JSONEachRow lines,
-   * landing before the runs) to the next insert; resolves once they have landed, rejects if they could
-   * not be written.
+   * Adds run rows and attachment rows (JSONEachRow lines, landing before the runs) to the next insert;
+   * resolves once they have landed, rejects if they could not be written. `encode` writes the run
+   * rows (RowBinary, RUN_ROW_COLUMNS) into the insert's body; if it throws, what it wrote is dropped
+   * and the write fails alone.
    */
-  write(runLines: readonly string[], attachmentLines: readonly string[]): Promise<void> {
-    // Nothing to write (a batch of pure redeliveries, say): nothing to wait for.
-    if (runLines.length === 0 && attachmentLines.length === 0) return Promise.resolve();
+  write(encode: (rows: RowBinaryBuffer) => void, attachmentLines: readonly string[]): Promise<void> {
     const gen = this.open;
-    const from = gen.runs.body().length;
-    for (const line of runLines) gen.runs.push(line);
+    const from = gen.runs.mark();
+    try {
+      encode(gen.runs);
+    } catch (err) {
+      gen.runs.rewind(from);
+      return Promise.reject(err as Error);
+    }
+    const to = gen.runs.mark();
+    // Nothing to write (a batch of pure redeliveries, say): nothing to wait for.
+    if (to === from && attachmentLines.length === 0) return Promise.resolve();
     let settle!: (err?: Error) => void;
     const landed = new Promise<void>((resolve, reject) => {
       settle = (err) => (err ? reject(err) : resolve());
     });
-    gen.parts.push({ from, to: gen.runs.body().length, attachments: attachmentLines, settle });
+    gen.parts.push({ from, to, attachments: attachmentLines, settle });
     if (!this.writing) void this.drain();
     return landed;
   }
@@ -76,7 +81,7 @@ export class GroupInsert {
       while (this.open.parts.length > 0) {
         const gen = this.open;
         // A new buffer is sized for as much as this insert holds: the body seldom has to grow (and be copied) while it fills.
-        this.open = generation(this.spare ?? new RowBuffer(Math.max(MIN_BODY_BYTES, Math.ceil(gen.runs.body().length * 1.25))));
+        this.open = generation(this.spare ?? new RowBinaryBuffer(Math.max(MIN_BODY_BYTES, Math.ceil(gen.runs.body().length * 1.25))));
         this.spare = null;
         const body = gen.runs.body();
         try {
@@ -106,8 +111,7 @@ export class GroupInsert {
   private async insertEach(body: Buffer, parts: Part[]): Promise<void> {
     for (const p of parts) {
       try {
-        // A part after the first starts with the newline that separates it from the previous one.
-        await this.insert(p.attachments, body.subarray(p.from === 0 ? 0 : p.from + 1, p.to));
+        await this.insert(p.attachments, body.subarray(p.from, p.to));
         p.settle();
       } catch (err) {
         p.settle(err as Error);
@@ -117,7 +121,6 @@ export class GroupInsert {
 
   private async insert(attachments: readonly string[], runs: Buffer): Promise<void> {
     if (attachments.length > 0) await this.ch.insertJsonEachRow('run_attachments', Buffer.from(attachments.join('\n')));
-    if (runs.length > 0)
-      await this.ch.insertJsonCompactEachRow('runs', RUN_ROW_COLUMNS, runs, runs.length < PARALLEL_PARSING_MIN_BYTES ? SMALL_BODY_SETTINGS : RUN_ROW_INSERT_SETTINGS);
+    if (runs.length > 0) await this.ch.insertRowBinary('runs', RUN_ROW_COLUMNS, runs, runs.length < SMALL_BODY_BYTES ? SMALL_BODY_SETTINGS : {});
   }
 }

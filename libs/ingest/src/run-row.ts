@@ -1,3 +1,4 @@
+import type { RowBinaryBuffer } from '@th/clickhouse';
 import { isCanonicalIso, toEpochMicros, type RunEventFields } from '@th/contracts';
 import { computeRun, emptyRun, type ComputedRun, type FieldName, type MergedRun } from './run-merge';
 
@@ -112,6 +113,136 @@ export function runRow(run: MergedRun, version: number, receivedAtIso: string, c
     0,
   ];
   return { line: JSON.stringify(values), key: keyOf({ session_id: c.session_id, start_time: c.start_time }) };
+}
+
+/** NEVER_EXPIRES as seconds since the epoch. */
+const NEVER_EXPIRES_SECONDS = Date.UTC(2106, 0, 1) / 1000;
+/** ClickHouse's DateTime range: a UInt32 of seconds (the engine clamps a text value the same way). */
+const clampSeconds = (s: number): number => (s < 0 ? 0 : s > 0xffff_ffff ? 0xffff_ffff : Math.floor(s));
+
+/** expiresAt as seconds since the epoch (the RowBinary value of the DateTime column). */
+export function expiresAtSeconds(retention: Record<string, number> | undefined, tier: string | null | undefined, startIso: string): number {
+  const days = retention?.[tier ?? 'longlived'];
+  if (!days) return NEVER_EXPIRES_SECONDS;
+  const s = Math.floor((toEpochMicros(startIso) ?? 0) / 1_000_000) + days * 86_400;
+  return s >= NEVER_EXPIRES_SECONDS ? NEVER_EXPIRES_SECONDS : clampSeconds(s);
+}
+
+/** A DateTime64(6) value from an ISO timestamp (an unreadable one is the epoch, as chTime writes it). */
+const micros = (iso: string): number => toEpochMicros(iso) ?? 0;
+
+/** The JSON text a String column holds for a JSON field: '' when absent. */
+const jsonColumn = (v: unknown): string => (v === undefined || v === null ? '' : JSON.stringify(v));
+
+/**
+ * The whole merged run as one RowBinary row of the runs table (RUN_ROW_COLUMNS, in order): the same
+ * values runRow writes as JSON, which the engine stores identically (the run-row spec compares the
+ * two forms column by column). Returns the row's sorting key (keyOf).
+ */
+export function encodeRunRow(w: RowBinaryBuffer, run: MergedRun, version: number, receivedAtIso: string, computed?: ComputedRun, llm: object | null = null): string {
+  const f = run.fields;
+  const c = computed ?? computeRun(run, receivedAtIso);
+  w.uuid(run.tenant_id);
+  w.uuid(c.session_id);
+  w.uuid(run.id);
+  w.uuid(c.trace_id);
+  w.nullableUuid(c.parent_run_id);
+  w.varUInt(c.parent_run_ids.length);
+  for (const p of c.parent_run_ids) w.uuid(p);
+  w.nullableUuid(f.reference_example_id || null);
+  w.string(f.name ?? '');
+  w.string(f.run_type ?? '');
+  w.int64(micros(c.start_time));
+  if (f.end_time) {
+    w.notNull();
+    w.int64(micros(f.end_time));
+  } else w.null();
+  w.string(c.status);
+  w.bool(c.is_root);
+  w.string(c.dotted_order);
+  w.string(f.trace_tier ?? 'longlived');
+  w.string(jsonColumn(f.inputs));
+  w.string(jsonColumn(f.outputs));
+  w.nullableString(f.error || null);
+  w.string(jsonColumn(f.extra));
+  w.string(jsonColumn(f.events));
+  w.string(jsonColumn(f.serialized));
+  const tags = f.tags ?? [];
+  w.varUInt(tags.length);
+  for (const t of tags) w.string(typeof t === 'string' ? t : String(t));
+  const meta = Object.keys(c.metadata);
+  w.varUInt(meta.length);
+  for (const k of meta) {
+    w.string(k);
+    const v = c.metadata[k];
+    w.string(typeof v === 'string' ? v : String(v));
+  }
+  w.string(''); // feedback_stats
+  w.uint64(c.total_tokens);
+  w.uint64(c.prompt_tokens);
+  w.uint64(c.completion_tokens);
+  w.nullableFloat64(c.total_cost);
+  w.nullableFloat64(c.prompt_cost);
+  w.nullableFloat64(c.completion_cost);
+  if (c.first_token_time) {
+    w.notNull();
+    w.int64(micros(c.first_token_time));
+  } else w.null();
+  w.string(Object.keys(run.attachments).length ? JSON.stringify(run.attachments) : '');
+  w.string(JSON.stringify(f.retention_days ? { p: run.priority, r: f.retention_days } : { p: run.priority }));
+  w.string(llm ? JSON.stringify(llm) : '');
+  w.int64(micros(receivedAtIso));
+  w.uint32(expiresAtSeconds(f.retention_days, f.trace_tier, c.start_time));
+  w.uint64(version);
+  w.uint8(0);
+  return keyOf({ session_id: c.session_id, start_time: c.start_time });
+}
+
+/**
+ * tombstoneRow as a RowBinary row: the key columns, the version and is_deleted = 1, expires_at never;
+ * every other column its type's default (what the engine stores for the JSON form's nulls), the
+ * Nullable ones NULL.
+ */
+export function encodeTombstone(w: RowBinaryBuffer, tenantId: string, id: string, key: string, version: number): void {
+  const [session_id, start_time] = key.split('|');
+  w.uuid(tenantId);
+  w.uuid(session_id);
+  w.uuid(id);
+  w.uuid(id); // trace_id
+  w.null(); // parent_run_id
+  w.varUInt(0); // parent_run_ids
+  w.null(); // reference_example_id
+  w.string(''); // name
+  w.string(''); // run_type
+  w.int64(micros(`${start_time.replace(' ', 'T')}Z`));
+  w.null(); // end_time
+  w.string(''); // status
+  w.bool(false); // is_root
+  w.string(''); // dotted_order
+  w.string(''); // trace_tier
+  w.string(''); // inputs
+  w.string(''); // outputs
+  w.null(); // error
+  w.string(''); // extra
+  w.string(''); // events
+  w.string(''); // serialized
+  w.varUInt(0); // tags
+  w.varUInt(0); // metadata
+  w.string(''); // feedback_stats
+  w.uint64(0); // total_tokens
+  w.uint64(0); // prompt_tokens
+  w.uint64(0); // completion_tokens
+  w.null(); // total_cost
+  w.null(); // prompt_cost
+  w.null(); // completion_cost
+  w.null(); // first_token_time
+  w.string(''); // attachments
+  w.string(''); // merge_state
+  w.string(''); // llm
+  w.int64(0); // received_at
+  w.uint32(NEVER_EXPIRES_SECONDS); // expires_at
+  w.uint64(version);
+  w.uint8(1); // is_deleted
 }
 
 /** A JSONCompactEachRow line as the object a JSONEachRow line of the same row would hold. */

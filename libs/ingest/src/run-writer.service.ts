@@ -9,9 +9,9 @@ import { computeRun, emptyRun, mergeEvent, type ComputedRun, type MergedRun } fr
 import {
   keyOf,
   mergedFromRow,
-  runRow,
+  encodeRunRow,
+  encodeTombstone,
   STORED_RUN_COLUMNS,
-  tombstoneRow,
   type StoredRunRow,
 } from './run-row';
 import { INGEST_OPTIONS, type IngestOptions } from './ingest.options';
@@ -158,22 +158,23 @@ export class RunWriterService implements OnApplicationBootstrap {
       }
     }
     const llm = await this.deriveLlm(merged, prices, llmTenants);
-    // The batch's rows, handed to the next insert in one piece (its body holds them as bytes, so the
-    // strings die young instead of waiting out the insert).
-    const lines: string[] = [];
+    // The batch's rows, encoded straight into the next insert's body (RowBinary): no row strings to
+    // keep alive until the insert is done.
     const attachmentLines: string[] = [];
-    for (const m of merged) {
-      try {
-        const { line, key } = runRow(m.run, m.run.version, m.receivedAt, m.computed, llm.get(m.run) ?? null);
-        const tombstones = m.oldKeys.filter((old) => old !== key).map((old) => tombstoneRow(m.run.tenant_id, m.run.id, old, m.run.version));
-        // Every version (and delete marker) also lands in runs_by_id, through its view (migration 0014).
-        lines.push(line, ...tombstones);
-        attachmentLines.push(...m.attachmentLines);
-      } catch (err) {
-        for (const msg of m.events) rejected.push({ message: msg, reason: `serialize failed: ${(err as Error).message}` });
+    const landed = this.rows.write((w) => {
+      for (const m of merged) {
+        const mark = w.mark();
+        try {
+          const key = encodeRunRow(w, m.run, m.run.version, m.receivedAt, m.computed, llm.get(m.run) ?? null);
+          // Every version (and delete marker) also lands in runs_by_id, through its view (migration 0014).
+          for (const old of m.oldKeys) if (old !== key) encodeTombstone(w, m.run.tenant_id, m.run.id, old, m.run.version);
+          attachmentLines.push(...m.attachmentLines);
+        } catch (err) {
+          w.rewind(mark);
+          for (const msg of m.events) rejected.push({ message: msg, reason: `serialize failed: ${(err as Error).message}` });
+        }
       }
-    }
-    const landed = this.rows.write(lines, attachmentLines);
+    }, attachmentLines);
     // The next batch's merge and rows may be built while these rows are written.
     hooks?.writing();
     try {
