@@ -1,4 +1,4 @@
-import { closeSync, constants, ftruncateSync, openSync, writeSync } from 'node:fs';
+import { closeSync, constants, ftruncateSync, openSync, rmSync, writeSync } from 'node:fs';
 import { Readable } from 'node:stream';
 import { createClient, type ClickHouseClient } from '@clickhouse/client';
 import { migrateClickHouse } from './migrator';
@@ -152,22 +152,7 @@ export class ClickHouse {
    * insert (no new file, so no inode to allocate, per insert), read by `INSERT ... SELECT FROM file()`.
    */
   private async insertRowBinaryFile(path: string, table: string, columns: readonly string[], body: Buffer, settings: Record<string, string | number>): Promise<void> {
-    let types = this.columnTypes.get(table);
-    if (!types) {
-      types = this.query<{ name: string; type: string }>('SELECT name, type FROM system.columns WHERE database = currentDatabase() AND table = {t:String}', { t: table }).then(
-        (rows) => new Map(rows.map((r) => [r.name, r.type])),
-      );
-      this.columnTypes.set(table, types);
-      types.catch(() => this.columnTypes.delete(table));
-    }
-    const byName = await types;
-    const structure = columns
-      .map((c) => {
-        const type = byName.get(c);
-        if (!type) throw new Error(`table ${table} has no column ${c}`);
-        return `${c} ${type}`;
-      })
-      .join(', ');
+    const structure = await this.structureOf(table, columns);
     const file = `${path}.rowbinary`;
     this.binaryFd ??= openSync(file, constants.O_WRONLY | constants.O_CREAT, 0o600);
     // Written over in place, then cut to length: truncating first freed all its blocks for the write to
@@ -181,6 +166,33 @@ export class ClickHouse {
       { file, structure },
       settings,
     );
+  }
+
+  /**
+   * `name Type, ...` of these columns of a table, for file(). Read once per table; read again when a
+   * column is missing (the table was created or altered since), and an error if it still is.
+   */
+  private async structureOf(table: string, columns: readonly string[]): Promise<string> {
+    for (let attempt = 0; ; attempt++) {
+      let types = this.columnTypes.get(table);
+      if (!types) {
+        types = this.query<{ name: string; type: string }>('SELECT name, type FROM system.columns WHERE database = currentDatabase() AND table = {t:String}', { t: table }).then(
+          (rows) => new Map(rows.map((r) => [r.name, r.type])),
+        );
+        this.columnTypes.set(table, types);
+      }
+      let byName: Map<string, string>;
+      try {
+        byName = await types;
+      } catch (err) {
+        this.columnTypes.delete(table);
+        throw err;
+      }
+      const missing = columns.filter((c) => !byName.has(c));
+      if (missing.length === 0) return columns.map((c) => `${c} ${byName.get(c)!}`).join(', ');
+      if (this.columnTypes.get(table) === types) this.columnTypes.delete(table);
+      if (attempt > 0) throw new Error(`table ${table} has no column ${missing.join(', ')}`);
+    }
   }
 
   private async insertRaw(table: string, format: string, columns: readonly string[] | null, body: Buffer, settings: Record<string, string | number>): Promise<void> {
@@ -207,7 +219,10 @@ export class ClickHouse {
   async close(): Promise<void> {
     await Promise.all(this.lanes.map((l) => l.client.close()));
     await this.binaryTail;
-    if (this.binaryFd !== null) closeSync(this.binaryFd);
+    if (this.binaryFd !== null) {
+      closeSync(this.binaryFd);
+      if (this.target.kind === 'embedded') rmSync(`${this.target.path}.rowbinary`, { force: true });
+    }
     this.binaryFd = null;
   }
 }

@@ -2,5 +2,4 @@ export * from './clickhouse.client';
 export * from './migrator';
 export * from './clickhouse.module';
 export * from './runs-by-id';
-export * from './row-buffer';
 export * from './row-binary';

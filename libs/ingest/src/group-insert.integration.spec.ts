@@ -1,8 +1,9 @@
 import { randomUUID } from 'node:crypto';
+import { RowBinaryBuffer } from '@th/clickhouse';
 import { suiteClickHouse, uuidv7 } from '@th/testing';
 import { GroupInsert } from './group-insert';
 import { emptyRun, mergeEvent } from './run-merge';
-import { runRow } from './run-row';
+import { encodeRunRow } from './run-row';
 
 /** The writer's group insert on the engine (chDB): one insert at a time, later rows in the next one. */
 describe('group insert on ClickHouse (chDB)', () => {
@@ -11,24 +12,33 @@ describe('group insert on ClickHouse (chDB)', () => {
   const session = randomUUID();
   let ms = Date.UTC(2026, 10, 24);
 
-  const row = (): { id: string; line: string } => {
+  /** A run row: its id and its RowBinary bytes. */
+  const row = (): { id: string; bytes: Buffer } => {
     const id = uuidv7(++ms);
     const run = emptyRun(tenant, id);
     const start = new Date(ms).toISOString();
     mergeEvent(run, { kind: 'run', op: 'post', tenant_id: tenant, id, received_at: start, fields: { session_id: session, trace_id: id, name: 'r', run_type: 'chain', start_time: start } });
-    return { id, line: runRow(run, ms * 1000, start).line };
+    const w = new RowBinaryBuffer(1024);
+    encodeRunRow(w, run, ms * 1000, start);
+    return { id, bytes: Buffer.from(w.body()) };
   };
+  /** Writes these rows' bytes into the insert. */
+  const rows = (...list: { bytes: Buffer }[]) => (w: RowBinaryBuffer) => {
+    for (const r of list) for (const b of r.bytes) w.uint8(b);
+  };
+  /** A row the engine refuses: a String whose length runs past the end of the body. */
+  const badRow = (w: RowBinaryBuffer) => w.string('not a run row');
   const stored = async (ids: string[]) =>
     (await ch().query<{ id: string }>('SELECT id FROM runs WHERE tenant_id = {t:UUID} AND id IN {ids:Array(UUID)}', { t: tenant, ids })).map((r) => r.id).sort();
 
   it('rows written while an insert is under way go together in the next insert; each write resolves once its rows landed', async () => {
     const sink = new GroupInsert(ch());
-    const inserts = jest.spyOn(ch(), 'insertJsonCompactEachRow'); // counts the real inserts, which still run
+    const inserts = jest.spyOn(ch(), 'insertRowBinary'); // counts the real inserts, which still run
     try {
       const a = row();
-      const first = sink.write([a.line], []);
+      const first = sink.write(rows(a), []);
       const later = [row(), row(), row()];
-      const commits = later.map((r) => sink.write([r.line], []));
+      const commits = later.map((r) => sink.write(rows(r), []));
       await first;
       expect(await stored([a.id])).toEqual([a.id]);
       await Promise.all(commits);
@@ -42,8 +52,8 @@ describe('group insert on ClickHouse (chDB)', () => {
   it('a failed insert rejects only the writes whose rows it held; the next ones still land', async () => {
     const sink = new GroupInsert(ch());
     const good = row();
-    const failed = sink.write(['["not a run row"]'], []);
-    const next = sink.write([good.line], []);
+    const failed = sink.write(badRow, []);
+    const next = sink.write(rows(good), []);
     await expect(failed).rejects.toThrow();
     await next;
     expect(await stored([good.id])).toEqual([good.id]);
@@ -51,13 +61,13 @@ describe('group insert on ClickHouse (chDB)', () => {
 
   it('when a shared insert fails, each write is inserted on its own: only the refused rows fail', async () => {
     const sink = new GroupInsert(ch());
-    const inserts = jest.spyOn(ch(), 'insertJsonCompactEachRow');
+    const inserts = jest.spyOn(ch(), 'insertRowBinary');
     try {
       const first = row();
-      const firstLanded = sink.write([first.line], []); // alone, under way while the next two are written
-      const bad = sink.write(['["not a run row"]'], []);
+      const firstLanded = sink.write(rows(first), []); // alone, under way while the next two are written
+      const bad = sink.write(badRow, []);
       const good = [row(), row()];
-      const goodLanded = sink.write(good.map((r) => r.line), []);
+      const goodLanded = sink.write(rows(...good), []);
       await firstLanded;
       await expect(bad).rejects.toThrow();
       await goodLanded;
@@ -70,27 +80,30 @@ describe('group insert on ClickHouse (chDB)', () => {
 
   it('the body buffers of earlier inserts are filled again: every insert holds exactly its own rows, also after a failed one', async () => {
     const sink = new GroupInsert(ch());
-    const bodies: string[] = [];
-    const inserts = jest.spyOn(ch(), 'insertJsonCompactEachRow').mockImplementation(async function (this: unknown, ...args) {
-      bodies.push(Buffer.from(args[2]).toString()); // a copy: the buffer itself is reused
-      return jest.requireActual<typeof import('@th/clickhouse')>('@th/clickhouse').ClickHouse.prototype.insertJsonCompactEachRow.apply(ch(), args);
+    const bodies: Buffer[] = [];
+    const inserts = jest.spyOn(ch(), 'insertRowBinary').mockImplementation(async function (this: unknown, ...args) {
+      bodies.push(Buffer.from(args[2])); // a copy: the buffer itself is reused
+      return jest.requireActual<typeof import('@th/clickhouse')>('@th/clickhouse').ClickHouse.prototype.insertRowBinary.apply(ch(), args);
     });
     try {
       const written: string[] = [];
+      const all: { id: string; bytes: Buffer }[] = [];
       for (let round = 0; round < 6; round++) {
         // one write alone, then a group that came meanwhile: two inserts per round, buffers taking turns
         const alone = row();
         const group = [row(), row(), row()];
-        const landed = [sink.write([alone.line], []), sink.write(group.slice(0, 2).map((r) => r.line), []), sink.write([group[2].line], [])];
-        if (round === 3) await expect(sink.write(['["not a run row"]'], [])).rejects.toThrow();
+        const landed = [sink.write(rows(alone), []), sink.write(rows(...group.slice(0, 2)), []), sink.write(rows(group[2]), [])];
+        if (round === 3) await expect(sink.write(badRow, [])).rejects.toThrow();
         await Promise.all(landed);
         written.push(alone.id, ...group.map((r) => r.id));
+        all.push(alone, ...group);
       }
       expect(await stored(written)).toEqual([...written].sort());
-      // Each successful insert's body is exactly the lines written for it: nothing left over from a reused buffer.
+      // Each successful insert's body is exactly the rows written for it, each once: nothing left over from a reused buffer.
       for (const b of bodies.filter((x) => !x.includes('not a run row'))) {
-        for (const line of b.split('\n')) expect(line).toMatch(/^\[".*\]$/);
-        expect(new Set(b.split('\n')).size).toBe(b.split('\n').length);
+        const held = all.filter((r) => b.includes(r.bytes));
+        for (const r of held) expect(b.indexOf(r.bytes)).toBe(b.lastIndexOf(r.bytes));
+        expect(held.reduce((n, r) => n + r.bytes.length, 0)).toBe(b.length);
       }
       expect(bodies.length).toBeGreaterThanOrEqual(12);
     } finally {
@@ -100,18 +113,18 @@ describe('group insert on ClickHouse (chDB)', () => {
 
   it('a write of nothing resolves at once, also while an insert is under way', async () => {
     const sink = new GroupInsert(ch());
-    await sink.write([], []);
-    const busy = sink.write([row().line], []);
-    await sink.write([], []);
+    await sink.write(() => undefined, []);
+    const busy = sink.write(rows(row()), []);
+    await sink.write(() => undefined, []);
     await busy;
   });
 
   it('attachments land with their generation', async () => {
     const sink = new GroupInsert(ch());
     const r = row();
-    await sink.write([r.line], [JSON.stringify({ tenant_id: tenant, run_id: r.id, name: 'a.txt', mime_type: 'text/plain', data: 'aGk=', version: 1 })]);
-    const rows = await ch().query<{ name: string }>('SELECT name FROM run_attachments WHERE tenant_id = {t:UUID} AND run_id = {id:UUID}', { t: tenant, id: r.id });
-    expect(rows.map((x) => x.name)).toEqual(['a.txt']);
+    await sink.write(rows(r), [JSON.stringify({ tenant_id: tenant, run_id: r.id, name: 'a.txt', mime_type: 'text/plain', data: 'aGk=', version: 1 })]);
+    const attached = await ch().query<{ name: string }>('SELECT name FROM run_attachments WHERE tenant_id = {t:UUID} AND run_id = {id:UUID}', { t: tenant, id: r.id });
+    expect(attached.map((x) => x.name)).toEqual(['a.txt']);
     expect(await stored([r.id])).toEqual([r.id]);
   });
 });

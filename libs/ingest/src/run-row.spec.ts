@@ -1,6 +1,6 @@
 import type { RunEvent } from '@th/contracts';
 import { emptyRun, mergeEvent } from './run-merge';
-import { RUN_ROW_COLUMNS, rowObject, runRow, tombstoneRow } from './run-row';
+import { RUN_ROW_COLUMNS, rowObject, runRow } from './run-row';
 
 const T = '11111111-1111-4111-8111-111111111111';
 const ID = '22222222-2222-4222-8222-222222222222';
@@ -59,12 +59,6 @@ describe('rows as JSONCompactEachRow', () => {
     const values = JSON.parse(runRow(run, 1, '2026-11-22T04:04:29.623001Z').line) as unknown[];
     expect(values).toHaveLength(RUN_ROW_COLUMNS.length);
     expect(new Set(RUN_ROW_COLUMNS).size).toBe(RUN_ROW_COLUMNS.length);
-  });
-
-  it('a tombstone holds its key, version and is_deleted, never expires, and nothing else', () => {
-    const row = rowObject(RUN_ROW_COLUMNS, tombstoneRow(T, ID, `${T}|2026-11-22 04:04:29.623001`, 9));
-    const set = Object.fromEntries(Object.entries(row).filter(([, v]) => v !== null));
-    expect(set).toEqual({ tenant_id: T, session_id: T, id: ID, trace_id: ID, start_time: '2026-11-22 04:04:29.623001', expires_at: '2106-01-01 00:00:00', version: 9, is_deleted: 1 });
   });
 
   it('rowObject refuses a line whose values do not match the columns', () => {

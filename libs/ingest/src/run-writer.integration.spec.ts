@@ -3,7 +3,7 @@ import { rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { InProcessBus, type BusMessage } from '@th/bus';
-import { ClickHouse, migrateClickHouse } from '@th/clickhouse';
+import { ClickHouse, migrateClickHouse, RowBinaryBuffer } from '@th/clickhouse';
 import { uuidv7 } from '@th/testing';
 import { TOPICS, type RunEvent, type TopicPayload } from '@th/contracts';
 import { PriceMapRepository } from './price-map/price-map.repository';
@@ -212,12 +212,14 @@ describe('run writer on ClickHouse (chDB)', () => {
       }
       return answer;
     };
-    wrapped.insertJsonCompactEachRow = async (table, columns, body, settings) => {
-      if (armed && !held.insert && body.includes(x) && body.includes('"a":9')) {
+    const xBytes = new RowBinaryBuffer(16);
+    xBytes.uuid(x);
+    wrapped.insertRowBinary = async (table, columns, body, settings) => {
+      if (armed && !held.insert && body.includes(xBytes.body()) && body.includes('"a":9')) {
         held.insert = true;
         await gates.insert.promise;
       }
-      return ch.insertJsonCompactEachRow(table, columns, body, settings);
+      return ch.insertRowBinary(table, columns, body, settings);
     };
     const until = async (k: keyof typeof held) => {
       for (let i = 0; i < 3000 && !held[k]; i++) await new Promise((r) => setTimeout(r, 1));

@@ -113,6 +113,34 @@ describe('startClickHouseHttpServer (chDB behind the ClickHouse HTTP interface)'
     expect(json.data).toEqual([{ c: 4 }]);
   });
 
+  it('inserts RowBinary bodies whole, an empty line ("\\n\\n") in the bytes included', async () => {
+    await client.command({ query: 'CREATE TABLE rb (id UInt64, name String, n Nullable(Int32)) ENGINE = MergeTree ORDER BY id' });
+    // id 10 as a UInt64 starts with 0x0a; the name holds "\n\n": chDB's inline insert data would end there.
+    const row = (id: number, name: string, n: number | null): Buffer => {
+      const text = Buffer.from(name);
+      const num = Buffer.alloc(8);
+      num.writeUInt32LE(id, 0);
+      const nullable = n === null ? Buffer.from([1]) : Buffer.concat([Buffer.from([0]), Buffer.from(new Int32Array([n]).buffer)]);
+      return Buffer.concat([num, Buffer.from([text.length]), text, nullable]);
+    };
+    const body = Buffer.concat([row(10, 'a\n\nb', 7), row(2570, '\n\n', null), row(3, 'tail', -1)]);
+    expect(body.includes('\n\n')).toBe(true);
+    const exec = await client.exec({ query: 'INSERT INTO rb (id, name, n) FORMAT RowBinary', values: Readable.from([body], { objectMode: false }) });
+    for await (const _chunk of exec.stream) {
+      // drain
+    }
+    const rs = await client.query({ query: 'SELECT id, name, n FROM rb ORDER BY id', format: 'JSONEachRow' });
+    expect(await rs.json()).toEqual([
+      { id: 3, name: 'tail', n: -1 },
+      { id: 10, name: 'a\n\nb', n: 7 },
+      { id: 2570, name: '\n\n', n: null },
+    ]);
+    // A truncated body is refused whole.
+    await expectClickHouseError(client.exec({ query: 'INSERT INTO rb (id, name, n) FORMAT RowBinary', values: Readable.from([body.subarray(0, body.length - 3)], { objectMode: false }) }));
+    const count = await client.query({ query: 'SELECT count() AS c FROM rb', format: 'JSONEachRow' });
+    expect(await count.json()).toEqual([{ c: 3 }]);
+  });
+
   it('raises ClickHouseError with the code and type of the server error', async () => {
     // Lower-case on purpose: the client's error regex takes the first `(UPPERCASE)`
     // group, and a real server echoes the failing token in parentheses too.

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { mkdirSync } from 'node:fs';
+import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, IncomingMessage, ServerResponse } from 'node:http';
 import { AddressInfo } from 'node:net';
 import { hostname } from 'node:os';
@@ -225,6 +225,24 @@ function firstKeyword(sql: string): string {
   return m ? m[0].toUpperCase() : '';
 }
 
+/**
+ * An `INSERT INTO [db.]table [(columns)] FORMAT RowBinary...` whose rows (in the body) are binary: its
+ * parts, else null.
+ */
+function binaryInsert(sql: string): { target: string; database: string | null; table: string; columns: string[] | null; format: string } | null {
+  const m = /^\s*INSERT\s+INTO\s+(?:TABLE\s+)?((?:`[^`]+`|\w+)(?:\.(?:`[^`]+`|\w+))?)\s*(?:\(([^)]*)\))?\s*FORMAT\s+(RowBinary\w*)\s*$/i.exec(sql);
+  if (!m) return null;
+  const unquote = (n: string): string => n.trim().replace(/^`|`$/g, '');
+  const parts = m[1].split('.');
+  return {
+    target: m[1],
+    database: parts.length === 2 ? quoteSettingValue(unquote(parts[0])) : null,
+    table: unquote(parts[parts.length - 1]),
+    columns: m[2] ? m[2].split(',').map(unquote) : null,
+    format: m[3],
+  };
+}
+
 /** The output format named by a trailing `FORMAT x [SETTINGS ...]`, if any. */
 function trailingFormat(sql: string): string | undefined {
   const trimmed = sql.replace(/[\s;]+$/, '');
@@ -247,6 +265,7 @@ function contentTypeFor(format: string): string {
   return 'text/plain; charset=UTF-8';
 }
 
+/** A ClickHouse string literal (setting values and the like). */
 function quoteSettingValue(value: string): string {
   return `'${value.replace(/\\/g, '\\\\').replace(/'/g, "\\'")}'`;
 }
@@ -420,6 +439,39 @@ export async function startClickHouseHttpServer(opts: ClickHouseHttpServerOption
     const elapsedNs = (): string => String(process.hrtime.bigint() - started);
     const hasParams = Object.keys(req.params).length > 0;
     const queryParam = req.queryParam ?? '';
+
+    const binary = queryParam.trim() !== '' && req.body.length > 0 && !hasParams ? binaryInsert(queryParam) : null;
+    if (binary) {
+      // chDB ends inline insert data at the first empty line ("\n\n"), which binary values hold at
+      // random: a binary body is read from a file instead, as ClickHouse would read it from the socket.
+      const byName = new Map(
+        Buffer.from((await native.QueryAsyncConnection(session.connection, `SELECT name, type FROM system.columns WHERE database = ${binary.database ?? 'currentDatabase()'} AND table = ${quoteSettingValue(binary.table)}`, 'JSONEachRow')).bytes)
+          .toString()
+          .split('\n')
+          .filter(Boolean)
+          .map((l) => JSON.parse(l) as { name: string; type: string })
+          .map((c) => [c.name, c.type]),
+      );
+      const columns = binary.columns ?? [...byName.keys()];
+      const structure = columns.map((c) => `${quoteIdentifier(c)} ${byName.get(c) ?? 'String'}`).join(', ');
+      mkdirSync(`${dataDir}.inserts`, { recursive: true });
+      const file = join(`${dataDir}.inserts`, `${randomUUID()}.bin`);
+      writeFileSync(file, req.body);
+      try {
+        const r = await native.QueryAsyncConnection(
+          session.connection,
+          `INSERT INTO ${binary.target} (${columns.map(quoteIdentifier).join(', ')}) SELECT * FROM file(${quoteSettingValue(file)}, ${quoteSettingValue(binary.format)}, ${quoteSettingValue(structure)})`,
+          'TabSeparated',
+        );
+        return {
+          format: req.defaultFormat,
+          data: Buffer.alloc(0),
+          summary: summary(r.rowsRead, r.bytesRead, r.rowsRead, r.bytesRead, 0, 0, elapsedNs()),
+        };
+      } finally {
+        rmSync(file, { force: true });
+      }
+    }
 
     if (queryParam.trim() !== '' && req.body.length > 0 && firstKeyword(queryParam) === 'INSERT' && !hasParams) {
       // The client's insert: statement in the URL, rows in the body, kept as bytes.
@@ -674,6 +726,7 @@ export async function startClickHouseHttpServer(opts: ClickHouseHttpServerOption
       sessions.clear();
       mainSession.close();
       await chdb.drainPending();
+      rmSync(`${dataDir}.inserts`, { recursive: true, force: true });
       activeDataDir = undefined;
     })();
     return closePromise;
