@@ -14,6 +14,9 @@ interface RawInserter {
   rawInsert(params: { table: string; values: Buffer; format: string; columns?: string[]; settings?: Record<string, string | number> }): Promise<unknown>;
 }
 
+/** A ClickHouse string literal. */
+const stringLiteral = (v: string): string => `'${v.replace(/\\/g, '\\\\').replace(/'/g, "\\'")}'`;
+
 /** One way in: over HTTP, the client's own connection pool; in process, one chDB connection. */
 interface Lane {
   client: ClickHouseClient;
@@ -38,8 +41,6 @@ export class ClickHouse {
   private binaryTail: Promise<unknown> = Promise.resolve();
   /** In process: the file RowBinary bodies are written to (see insertRowBinaryFile), open once used. */
   private binaryFd: number | null = null;
-  /** In process: each table's column types by name, for the structure of file() (read once). */
-  private readonly columnTypes = new Map<string, Promise<Map<string, string>>>();
 
   private constructor(
     private readonly lanes: Lane[],
@@ -148,11 +149,11 @@ export class ClickHouse {
   /**
    * In process, a RowBinary body is read from a file: chDB's insert with inline data ends the data at
    * the first empty line ("\n\n", which binary values hold at random: a run id did), and its raw
-   * insert refuses binary formats for that reason. One file per engine directory, overwritten by each
-   * insert (no new file, so no inode to allocate, per insert), read by `INSERT ... SELECT FROM file()`.
+   * insert refuses binary formats for that reason. One file per engine directory, written over by each
+   * insert (no new file, so no inode to allocate per insert), read by `INSERT ... FROM INFILE`: 1 ms
+   * less per insert than `INSERT ... SELECT FROM file()` (chDB, 20-row inserts: 2.7 against 3.6 ms).
    */
   private async insertRowBinaryFile(path: string, table: string, columns: readonly string[], body: Buffer, settings: Record<string, string | number>): Promise<void> {
-    const structure = await this.structureOf(table, columns);
     const file = `${path}.rowbinary`;
     this.binaryFd ??= openSync(file, constants.O_WRONLY | constants.O_CREAT, 0o600);
     // Written over in place, then cut to length: truncating first freed all its blocks for the write to
@@ -161,38 +162,8 @@ export class ClickHouse {
     // behind them (in bench/ingest the machine then sat idle a quarter of the time).
     writeSync(this.binaryFd, body, 0, body.length, 0);
     ftruncateSync(this.binaryFd, body.length);
-    await this.command(
-      `INSERT INTO ${table} (${columns.join(', ')}) SELECT * FROM file({file:String}, 'RowBinary', {structure:String})`,
-      { file, structure },
-      settings,
-    );
-  }
-
-  /**
-   * `name Type, ...` of these columns of a table, for file(). Read once per table; read again when a
-   * column is missing (the table was created or altered since), and an error if it still is.
-   */
-  private async structureOf(table: string, columns: readonly string[]): Promise<string> {
-    for (let attempt = 0; ; attempt++) {
-      let types = this.columnTypes.get(table);
-      if (!types) {
-        types = this.query<{ name: string; type: string }>('SELECT name, type FROM system.columns WHERE database = currentDatabase() AND table = {t:String}', { t: table }).then(
-          (rows) => new Map(rows.map((r) => [r.name, r.type])),
-        );
-        this.columnTypes.set(table, types);
-      }
-      let byName: Map<string, string>;
-      try {
-        byName = await types;
-      } catch (err) {
-        this.columnTypes.delete(table);
-        throw err;
-      }
-      const missing = columns.filter((c) => !byName.has(c));
-      if (missing.length === 0) return columns.map((c) => `${c} ${byName.get(c)!}`).join(', ');
-      if (this.columnTypes.get(table) === types) this.columnTypes.delete(table);
-      if (attempt > 0) throw new Error(`table ${table} has no column ${missing.join(', ')}`);
-    }
+    const set = Object.entries(settings).map(([k, v]) => `${k} = ${typeof v === 'number' ? v : stringLiteral(v)}`);
+    await this.command(`INSERT INTO ${table} (${columns.join(', ')}) FROM INFILE ${stringLiteral(file)}${set.length > 0 ? ` SETTINGS ${set.join(', ')}` : ''} FORMAT RowBinary`);
   }
 
   private async insertRaw(table: string, format: string, columns: readonly string[] | null, body: Buffer, settings: Record<string, string | number>): Promise<void> {

@@ -229,18 +229,9 @@ function firstKeyword(sql: string): string {
  * An `INSERT INTO [db.]table [(columns)] FORMAT RowBinary...` whose rows (in the body) are binary: its
  * parts, else null.
  */
-function binaryInsert(sql: string): { target: string; database: string | null; table: string; columns: string[] | null; format: string } | null {
+function binaryInsert(sql: string): { target: string; columns: string | null; format: string } | null {
   const m = /^\s*INSERT\s+INTO\s+(?:TABLE\s+)?((?:`[^`]+`|\w+)(?:\.(?:`[^`]+`|\w+))?)\s*(?:\(([^)]*)\))?\s*FORMAT\s+(RowBinary\w*)\s*$/i.exec(sql);
-  if (!m) return null;
-  const unquote = (n: string): string => n.trim().replace(/^`|`$/g, '');
-  const parts = m[1].split('.');
-  return {
-    target: m[1],
-    database: parts.length === 2 ? quoteSettingValue(unquote(parts[0])) : null,
-    table: unquote(parts[parts.length - 1]),
-    columns: m[2] ? m[2].split(',').map(unquote) : null,
-    format: m[3],
-  };
+  return m ? { target: m[1], columns: m[2] ?? null, format: m[3] } : null;
 }
 
 /** The output format named by a trailing `FORMAT x [SETTINGS ...]`, if any. */
@@ -443,24 +434,15 @@ export async function startClickHouseHttpServer(opts: ClickHouseHttpServerOption
     const binary = queryParam.trim() !== '' && req.body.length > 0 && !hasParams ? binaryInsert(queryParam) : null;
     if (binary) {
       // chDB ends inline insert data at the first empty line ("\n\n"), which binary values hold at
-      // random: a binary body is read from a file instead, as ClickHouse would read it from the socket.
-      const byName = new Map(
-        Buffer.from((await native.QueryAsyncConnection(session.connection, `SELECT name, type FROM system.columns WHERE database = ${binary.database ?? 'currentDatabase()'} AND table = ${quoteSettingValue(binary.table)}`, 'JSONEachRow')).bytes)
-          .toString()
-          .split('\n')
-          .filter(Boolean)
-          .map((l) => JSON.parse(l) as { name: string; type: string })
-          .map((c) => [c.name, c.type]),
-      );
-      const columns = binary.columns ?? [...byName.keys()];
-      const structure = columns.map((c) => `${quoteIdentifier(c)} ${byName.get(c) ?? 'String'}`).join(', ');
+      // random: a binary body is read from a file instead (FROM INFILE), as ClickHouse would read it from
+      // the socket.
       mkdirSync(`${dataDir}.inserts`, { recursive: true });
       const file = join(`${dataDir}.inserts`, `${randomUUID()}.bin`);
       writeFileSync(file, req.body);
       try {
         const r = await native.QueryAsyncConnection(
           session.connection,
-          `INSERT INTO ${binary.target} (${columns.map(quoteIdentifier).join(', ')}) SELECT * FROM file(${quoteSettingValue(file)}, ${quoteSettingValue(binary.format)}, ${quoteSettingValue(structure)})`,
+          `INSERT INTO ${binary.target}${binary.columns ? ` (${binary.columns})` : ''} FROM INFILE ${quoteSettingValue(file)} FORMAT ${binary.format}`,
           'TabSeparated',
         );
         return {
