@@ -4,7 +4,7 @@ import type { AgentServerConfig } from './agent-server.config';
 import { AgentRepository } from './agent.repository';
 import { AgentCheckpointer } from './checkpointer';
 import { AgentService } from './agent.service';
-import { CronScheduler } from './cron-scheduler';
+import { CronScheduler, THREAD_SWEEP_BATCH } from './cron-scheduler';
 import { CronRepository } from './cron.repository';
 import { CronService } from './cron.service';
 import { loadGraphs, type LoadedGraph } from './graph-registry';
@@ -58,7 +58,7 @@ export class AgentRuntime {
       worker.start();
       const service = new AgentService(repo, notifier, graphs, config.WORKER_CONCURRENCY > 0 ? worker : null, webhooks);
       const crons = new CronService(new CronRepository(pool), service);
-      const scheduler = new CronScheduler(crons, config.CRON_TICK_MS);
+      const scheduler = new CronScheduler(crons, config.CRON_TICK_MS, () => service.sweepExpiredThreads(THREAD_SWEEP_BATCH));
       scheduler.start();
       return new AgentRuntime(pool, notifier, graphs, worker, service, new StoreService(new StoreRepository(pool)), crons, scheduler, tracing, webhooks);
     } catch (err) {

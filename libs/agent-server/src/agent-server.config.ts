@@ -19,7 +19,7 @@ export const agentServerConfigShape = {
   RUN_MAX_ATTEMPTS: z.coerce.number().int().min(1).max(10).default(2),
   /** Checkpoint durability of a run that does not set its own: async (every step, written in the background; the reference default), sync, or exit (once, when the run ends). */
   RUN_DURABILITY: z.enum(['sync', 'async', 'exit']).default('async'),
-  /** How often the cron scheduler looks for due crons (a cron fires at most this late after its minute). */
+  /** How often the cron scheduler looks for due crons (a cron fires at most this late after its minute) and sweeps threads whose ttl ran out. */
   CRON_TICK_MS: z.coerce.number().int().min(50).max(60_000).default(1000),
   LANGSMITH_ENDPOINT: z.string().url().optional(),
   LANGSMITH_API_KEY: secret(z.string().optional()),

@@ -336,11 +336,13 @@ export class AgentRepository {
   // --- threads -------------------------------------------------------------------------------
 
   /** Inserts a thread; null when the id is taken. */
-  async createThread(id: string, metadata: Record<string, unknown>, stateless = false): Promise<AgentThread | null> {
+  /** `ttlMinutes`: the thread is swept that long from now (see expiredThreads). */
+  async createThread(id: string, metadata: Record<string, unknown>, stateless = false, ttlMinutes: number | null = null): Promise<AgentThread | null> {
     const r = await this.named<ThreadRow>(
       'create_thread',
-      `INSERT INTO ${S}.threads (thread_id, metadata, stateless) VALUES ($1, $2, $3) ON CONFLICT (thread_id) DO NOTHING RETURNING ${THREAD_COLUMNS}`,
-      [id, json(metadata), stateless],
+      `INSERT INTO ${S}.threads (thread_id, metadata, stateless, expires_at)
+       VALUES ($1, $2, $3, now() + $4::float8 * interval '1 minute') ON CONFLICT (thread_id) DO NOTHING RETURNING ${THREAD_COLUMNS}`,
+      [id, json(metadata), stateless, ttlMinutes],
     );
     return r.rows[0] ? toThread(r.rows[0]) : null;
   }
@@ -350,12 +352,24 @@ export class AgentRepository {
     return r.rows[0] ?? null;
   }
 
-  async patchThread(id: string, metadata: Record<string, unknown>): Promise<AgentThread | null> {
+  /** Merges metadata; a `ttlMinutes` sets the thread's expiry that long from now (null keeps it). */
+  async patchThread(id: string, metadata: Record<string, unknown>, ttlMinutes: number | null = null): Promise<AgentThread | null> {
     const r = await this.pool.query<ThreadRow>(
-      `UPDATE ${S}.threads SET metadata = metadata || $2::jsonb, updated_at = now() WHERE thread_id = $1 RETURNING *`,
-      [id, json(metadata)],
+      `UPDATE ${S}.threads SET metadata = metadata || $2::jsonb, updated_at = now(),
+         expires_at = CASE WHEN $3::float8 IS NULL THEN expires_at ELSE now() + $3::float8 * interval '1 minute' END
+       WHERE thread_id = $1 RETURNING *`,
+      [id, json(metadata), ttlMinutes],
     );
     return r.rows[0] ? toThread(r.rows[0]) : null;
+  }
+
+  /** Threads whose ttl has run out, oldest expiry first. */
+  async expiredThreads(limit: number): Promise<string[]> {
+    const r = await this.pool.query<{ thread_id: string }>(
+      `SELECT thread_id FROM ${S}.threads WHERE expires_at <= now() ORDER BY expires_at LIMIT $1`,
+      [limit],
+    );
+    return r.rows.map((row) => row.thread_id);
   }
 
   /** The WHERE condition of a thread search or count (stateless runs' threads are never listed). */

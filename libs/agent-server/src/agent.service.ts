@@ -214,7 +214,7 @@ export class AgentService {
   async createThread(body: unknown): Promise<AgentThread> {
     const t = parseOrThrow(agentThreadCreateSchema, body ?? {}, ['body']);
     const id = t.thread_id?.toLowerCase() ?? randomUUID();
-    const created = await this.repo.createThread(id, t.metadata ?? {});
+    const created = await this.repo.createThread(id, t.metadata ?? {}, false, t.ttl ?? null);
     if (created) return created;
     if (t.if_exists === 'do_nothing') return this.getThread(id);
     throw conflict(`Thread ${id} already exists`);
@@ -228,7 +228,7 @@ export class AgentService {
 
   async patchThread(id: string, body: unknown): Promise<AgentThread> {
     const p = parseOrThrow(agentThreadPatchSchema, body ?? {}, ['body']);
-    const t = await this.repo.patchThread(pathId(id, 'thread_id'), p.metadata ?? {});
+    const t = await this.repo.patchThread(pathId(id, 'thread_id'), p.metadata ?? {}, p.ttl ?? null);
     if (!t) throw notFound(`Thread ${id}`);
     return t;
   }
@@ -251,6 +251,17 @@ export class AgentService {
 
   async deleteThread(id: string): Promise<void> {
     if ((await this.repo.deleteThread(pathId(id, 'thread_id'))) === null) throw notFound(`Thread ${id}`);
+  }
+
+  /**
+   * Deletes threads whose ttl ran out (as DELETE /threads/{id} does: runs, checkpoints, and running runs
+   * cancelled), at most `limit` per call; returns how many. Several processes may sweep at once: a
+   * thread another one deleted first is skipped.
+   */
+  async sweepExpiredThreads(limit = 100): Promise<number> {
+    let n = 0;
+    for (const id of await this.repo.expiredThreads(limit)) if ((await this.repo.deleteThread(id)) !== null) n++;
+    return n;
   }
 
   private async threadGraph(id: string): Promise<CompiledGraphLike | null> {

@@ -33,6 +33,9 @@ const STATEMENTS = [
      active_run_id uuid,
      stateless boolean NOT NULL DEFAULT false)`,
   `CREATE INDEX IF NOT EXISTS threads_created ON ${AGENT_SCHEMA}.threads (created_at)`,
+  // A thread's ttl: when the sweep deletes it (null: never).
+  `ALTER TABLE ${AGENT_SCHEMA}.threads ADD COLUMN IF NOT EXISTS expires_at timestamptz`,
+  `CREATE INDEX IF NOT EXISTS threads_expires ON ${AGENT_SCHEMA}.threads (expires_at) WHERE expires_at IS NOT NULL`,
   `CREATE TABLE IF NOT EXISTS ${AGENT_SCHEMA}.runs (
      run_id uuid PRIMARY KEY,
      thread_id uuid NOT NULL REFERENCES ${AGENT_SCHEMA}.threads (thread_id) ON DELETE CASCADE,

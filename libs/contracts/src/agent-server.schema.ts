@@ -118,18 +118,31 @@ export interface AgentAssistant extends AgentAssistantVersion {
 
 // --- threads -------------------------------------------------------------------------------------
 
+/**
+ * A thread's time to live, in minutes (the SDK sends a number as `{ttl, strategy: "delete"}`): the
+ * thread, its runs and checkpoints are deleted once that long has passed since it was created, or since
+ * the update that last set a ttl. `delete` is the only strategy; null is no ttl (an update with null
+ * keeps the one set).
+ */
+export const agentThreadTtlSchema = z
+  .union([
+    z.number().positive().finite(),
+    z.object({ ttl: z.number().positive().finite(), strategy: z.literal('delete').default('delete') }).strict(),
+  ])
+  .transform((t) => (typeof t === 'number' ? t : t.ttl));
+
 export const agentThreadCreateSchema = z
   .object({
     thread_id: uuid.optional(),
     metadata: jsonObject.optional(),
     if_exists: z.enum(['raise', 'do_nothing']).default('raise'),
-    ttl: z.unknown().optional(),
+    ttl: agentThreadTtlSchema.nullable().optional(),
     supersteps: z.unknown().optional(),
   })
   .strict();
 export type AgentThreadCreate = z.infer<typeof agentThreadCreateSchema>;
 
-export const agentThreadPatchSchema = z.object({ metadata: jsonObject.optional(), ttl: z.unknown().optional() }).strict();
+export const agentThreadPatchSchema = z.object({ metadata: jsonObject.optional(), ttl: agentThreadTtlSchema.nullable().optional() }).strict();
 export type AgentThreadPatch = z.infer<typeof agentThreadPatchSchema>;
 
 export const agentThreadSearchSchema = z
