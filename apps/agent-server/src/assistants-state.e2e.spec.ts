@@ -86,6 +86,47 @@ describe('assistant update and versions', () => {
   });
 });
 
+describe('assistant delete', () => {
+  it('deletes the assistant alone, or with delete_threads its threads (runs and checkpoints too)', async () => {
+    const mine = await client.assistants.create({ graphId: 'agent', name: 'doomed' });
+    const other = await client.assistants.create({ graphId: 'agent', name: 'other' });
+    const [t1, t2, t3] = [await client.threads.create(), await client.threads.create(), await client.threads.create()];
+    await client.runs.wait(t1.thread_id, mine.assistant_id, { input: user('a') });
+    await client.runs.wait(t2.thread_id, mine.assistant_id, { input: user('b') });
+    await client.runs.wait(t3.thread_id, other.assistant_id, { input: user('c') });
+    expect((await client.threads.get(t1.thread_id)).metadata).toMatchObject({ assistant_id: mine.assistant_id });
+    expect(await count('SELECT count(*) AS n FROM agent_server.checkpoints WHERE thread_id = ANY($1::text[])', [[t1.thread_id, t2.thread_id]])).toBeGreaterThan(0);
+
+    await client.assistants.delete(mine.assistant_id, { deleteThreads: true });
+    expect(await statusOf(client.assistants.get(mine.assistant_id))).toBe(404);
+    expect(await statusOf(client.threads.get(t1.thread_id))).toBe(404);
+    expect(await statusOf(client.threads.get(t2.thread_id))).toBe(404);
+    expect(await count('SELECT count(*) AS n FROM agent_server.runs WHERE thread_id = ANY($1::uuid[])', [[t1.thread_id, t2.thread_id]])).toBe(0);
+    expect(await count('SELECT count(*) AS n FROM agent_server.checkpoints WHERE thread_id = ANY($1::text[])', [[t1.thread_id, t2.thread_id]])).toBe(0);
+    expect((await client.threads.get(t3.thread_id)).thread_id).toBe(t3.thread_id);
+
+    // Without the flag (the client sends delete_threads=false) the threads stay.
+    await client.assistants.delete(other.assistant_id);
+    expect(await statusOf(client.assistants.get(other.assistant_id))).toBe(404);
+    expect((await client.threads.get(t3.thread_id)).thread_id).toBe(t3.thread_id);
+  });
+
+  it('404 for an unknown assistant, 422 for a bad id or flag, deleting nothing', async () => {
+    const a = await client.assistants.create({ graphId: 'agent' });
+    const t = await client.threads.create();
+    await client.runs.wait(t.thread_id, a.assistant_id, { input: user('x') });
+    expect(await statusOf(client.assistants.delete(MISSING, { deleteThreads: true }))).toBe(404);
+    const bad = await fetch(`${server.url}/assistants/not-a-uuid`, { method: 'DELETE' });
+    expect(bad.status).toBe(422);
+    expect((await detail(bad))[0].loc).toEqual(['path', 'assistant_id']);
+    const flag = await fetch(`${server.url}/assistants/${a.assistant_id}?delete_threads=maybe`, { method: 'DELETE' });
+    expect(flag.status).toBe(422);
+    expect((await detail(flag))[0].loc).toEqual(['query', 'delete_threads']);
+    expect((await client.assistants.get(a.assistant_id)).assistant_id).toBe(a.assistant_id);
+    expect((await client.threads.get(t.thread_id)).thread_id).toBe(t.thread_id);
+  });
+});
+
 describe('assistant graph and schemas', () => {
   it('returns the drawable graph, with and without xray', async () => {
     const g = (await client.assistants.getGraph('agent')) as { nodes: { id: string }[]; edges: { source: string; target: string }[] };

@@ -97,8 +97,8 @@ export class AssistantsController {
 
   @Delete(':assistant_id')
   @HttpCode(204)
-  async remove(@Param('assistant_id') id: string): Promise<void> {
-    await this.agents.deleteAssistant(id);
+  async remove(@Param('assistant_id') id: string, @Query() query: Record<string, unknown>): Promise<void> {
+    await this.agents.deleteAssistant(id, query);
   }
 }
 

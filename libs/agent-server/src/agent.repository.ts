@@ -363,6 +363,15 @@ export class AgentRepository {
     return r.rows[0] ? toThread(r.rows[0]) : null;
   }
 
+  /** The threads whose metadata names this assistant (set by their first run, or by the client). */
+  async threadsOfAssistant(assistantId: string): Promise<string[]> {
+    const r = await this.pool.query<{ thread_id: string }>(
+      `SELECT thread_id FROM ${S}.threads WHERE metadata->>'assistant_id' = $1 AND NOT stateless`,
+      [assistantId],
+    );
+    return r.rows.map((row) => row.thread_id);
+  }
+
   /** Threads whose ttl has run out, oldest expiry first. */
   async expiredThreads(limit: number): Promise<string[]> {
     const r = await this.pool.query<{ thread_id: string }>(

@@ -18,6 +18,7 @@ import {
   type AgentAssistantVersion,
   type AgentGraphSchemas,
   agentRunCreateSchema,
+  agentAssistantDeleteQuerySchema,
   agentThreadCreateSchema,
   agentThreadHistorySchema,
   agentThreadPatchSchema,
@@ -205,8 +206,15 @@ export class AgentService {
     return out;
   }
 
-  async deleteAssistant(id: string): Promise<void> {
-    if (!(await this.repo.deleteAssistant(pathId(id, 'assistant_id')))) throw notFound(`Assistant ${id}`);
+  /**
+   * Deletes an assistant; with `delete_threads=true` also every thread whose `metadata.assistant_id` is
+   * it (as DELETE /threads/{id} would: runs, checkpoints, running runs cancelled), after the assistant.
+   */
+  async deleteAssistant(id: string, query: unknown = {}): Promise<void> {
+    const assistantId = pathId(id, 'assistant_id');
+    const q = parseOrThrow(agentAssistantDeleteQuerySchema, query ?? {}, ['query']);
+    if (!(await this.repo.deleteAssistant(assistantId))) throw notFound(`Assistant ${id}`);
+    if (q.delete_threads) for (const threadId of await this.repo.threadsOfAssistant(assistantId)) await this.repo.deleteThread(threadId);
   }
 
   // --- threads -------------------------------------------------------------------------------

@@ -116,6 +116,13 @@ export interface AgentAssistant extends AgentAssistantVersion {
   updated_at: string;
 }
 
+/** DELETE /assistants/{id}: `delete_threads=true` also deletes the threads whose metadata names the assistant. */
+export const agentAssistantDeleteQuerySchema = z
+  .object({
+    delete_threads: z.enum(['true', 'false', '1', '0']).default('false').transform((v) => v === 'true' || v === '1'),
+  })
+  .strict();
+
 // --- threads -------------------------------------------------------------------------------------
 
 /**
