@@ -363,6 +363,11 @@ export class AgentRepository {
     return r.rows[0] ? toThread(r.rows[0]) : null;
   }
 
+  /** Sets a thread's graph (a new thread's, before its supersteps are applied). */
+  async setThreadGraph(id: string, graphId: string): Promise<void> {
+    await this.pool.query(`UPDATE ${S}.threads SET graph_id = $2 WHERE thread_id = $1`, [id, graphId]);
+  }
+
   /** The threads whose metadata names this assistant (set by their first run, or by the client). */
   async threadsOfAssistant(assistantId: string): Promise<string[]> {
     const r = await this.pool.query<{ thread_id: string }>(

@@ -28,6 +28,7 @@ import {
   type AgentRun,
   type AgentRunStatus,
   type AgentThread,
+  type AgentThreadCreate,
   type AgentThreadState,
   type ValidationErrorItem,
 } from '@th/contracts';
@@ -222,10 +223,62 @@ export class AgentService {
   async createThread(body: unknown): Promise<AgentThread> {
     const t = parseOrThrow(agentThreadCreateSchema, body ?? {}, ['body']);
     const id = t.thread_id?.toLowerCase() ?? randomUUID();
+    const supersteps = t.supersteps?.length ? this.checkSupersteps(t.supersteps, t.metadata?.graph_id) : null;
     const created = await this.repo.createThread(id, t.metadata ?? {}, false, t.ttl ?? null);
-    if (created) return created;
+    if (created) return supersteps ? this.applySupersteps(id, supersteps) : created;
     if (t.if_exists === 'do_nothing') return this.getThread(id);
     throw conflict(`Thread ${id} already exists`);
+  }
+
+  /** A create's supersteps checked against their graph (metadata.graph_id) before anything is written. */
+  private checkSupersteps(
+    supersteps: NonNullable<AgentThreadCreate['supersteps']>,
+    graphId: unknown,
+  ): { graphId: string; graph: CompiledGraphLike; steps: { updates: { values?: unknown; asNode?: string }[] }[] } {
+    const loaded = typeof graphId === 'string' ? this.graphs.get(graphId) : undefined;
+    if (!loaded) {
+      const msg = typeof graphId === 'string' ? `Unknown graph "${graphId}"` : 'supersteps need metadata.graph_id: the graph whose state they update';
+      throw new ValidationFailed([{ loc: ['body', 'metadata', 'graph_id'], msg, type: 'value_error' }]);
+    }
+    const nodes = loaded.graph.nodes ? Object.keys(loaded.graph.nodes) : null;
+    const problems: { loc: (string | number)[]; msg: string; type: string }[] = [];
+    supersteps.forEach((step, i) =>
+      step.updates.forEach((u, j) => {
+        if (u.command !== undefined) problems.push({ loc: ['body', 'supersteps', i, 'updates', j, 'command'], msg: 'commands in supersteps are not supported; give values', type: 'value_error' });
+        if (u.as_node !== undefined && u.as_node !== '__input__' && nodes && !nodes.includes(u.as_node)) {
+          problems.push({ loc: ['body', 'supersteps', i, 'updates', j, 'as_node'], msg: `"${u.as_node}" is not a node of graph ${String(graphId)} (${nodes.join(', ')})`, type: 'value_error' });
+        }
+      }),
+    );
+    if (problems.length > 0) throw new ValidationFailed(problems);
+    return {
+      graphId: graphId as string,
+      graph: loaded.graph,
+      steps: supersteps.map((s) => ({ updates: s.updates.map((u) => ({ values: u.values ?? null, ...(u.as_node !== undefined ? { asNode: u.as_node } : {}) })) })),
+    };
+  }
+
+  /**
+   * Applies a new thread's supersteps (one checkpoint each) and mirrors the resulting state on the
+   * thread row. If the graph refuses them, the thread is deleted again: the create writes nothing.
+   */
+  private async applySupersteps(id: string, s: ReturnType<AgentService['checkSupersteps']>): Promise<AgentThread> {
+    const graph = s.graph as CompiledGraphLike & { bulkUpdateState(config: unknown, steps: unknown): Promise<unknown> };
+    try {
+      await this.repo.setThreadGraph(id, s.graphId);
+      await graph.bulkUpdateState({ configurable: { thread_id: id, checkpoint_ns: '' } }, s.steps);
+      const state = await graph.getState({ configurable: { thread_id: id } });
+      const interrupted = (state.tasks ?? []).some((x) => (x.interrupts ?? []).length > 0);
+      await this.repo.setThreadState(id, toWire(state.values) ?? {}, interrupted ? 'interrupted' : 'idle');
+    } catch (err) {
+      await this.repo.deleteThread(id);
+      const e = err as Error;
+      if (e?.name === 'InvalidUpdateError' || e?.name === 'ZodError' || e?.name === 'EmptyChannelError') {
+        throw new ValidationFailed([{ loc: ['body', 'supersteps'], msg: e.message, type: 'invalid_update' }]);
+      }
+      throw err;
+    }
+    return this.getThread(id);
   }
 
   async getThread(id: string): Promise<AgentThread> {

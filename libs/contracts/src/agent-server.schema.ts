@@ -144,7 +144,23 @@ export const agentThreadCreateSchema = z
     metadata: jsonObject.optional(),
     if_exists: z.enum(['raise', 'do_nothing']).default('raise'),
     ttl: agentThreadTtlSchema.nullable().optional(),
-    supersteps: z.unknown().optional(),
+    /**
+     * State updates applied to the new thread before it is returned, one checkpoint per superstep (the
+     * graph is `metadata.graph_id`): each update writes `values` as if node `as_node` (or `__input__`,
+     * the graph's input) had returned them.
+     */
+    supersteps: z
+      .array(
+        z
+          .object({
+            updates: z
+              .array(z.object({ values: z.unknown().optional(), command: z.unknown().optional(), as_node: z.string().min(1).optional() }).strict())
+              .min(1),
+          })
+          .strict(),
+      )
+      .nullable()
+      .optional(),
   })
   .strict();
 export type AgentThreadCreate = z.infer<typeof agentThreadCreateSchema>;
