@@ -335,8 +335,7 @@ export class AgentRepository {
 
   // --- threads -------------------------------------------------------------------------------
 
-  /** Inserts a thread; null when the id is taken. */
-  /** `ttlMinutes`: the thread is swept that long from now (see expiredThreads). */
+  /** Inserts a thread; null when the id is taken. `ttlMinutes`: it is swept that long from now (see expiredThreads). */
   async createThread(id: string, metadata: Record<string, unknown>, stateless = false, ttlMinutes: number | null = null): Promise<AgentThread | null> {
     const r = await this.named<ThreadRow>(
       'create_thread',

@@ -56,6 +56,15 @@ const TERMINAL: ReadonlySet<AgentRunStatus> = new Set(['success', 'error', 'time
 export const isTerminal = (s: AgentRunStatus): boolean => TERMINAL.has(s);
 
 /** A path id: a malformed one is a 422 on its location, like any other bad input. */
+/** A state update the graph refused (bad values, a node that cannot write them) as a 422 at `loc`; anything else as it is. */
+function asInvalidUpdate(err: unknown, loc: string[]): unknown {
+  const e = err as Error;
+  if (e?.name === 'InvalidUpdateError' || e?.name === 'ZodError' || e?.name === 'EmptyChannelError') {
+    return new ValidationFailed([{ loc, msg: e.message, type: 'invalid_update' }]);
+  }
+  return err;
+}
+
 export function pathId(value: string, name: string): string {
   if (!UUID.test(value)) throw new ValidationFailed([{ loc: ['path', name], msg: 'Input should be a valid UUID', type: 'uuid_parsing' }]);
   return value.toLowerCase();
@@ -267,18 +276,19 @@ export class AgentService {
     try {
       await this.repo.setThreadGraph(id, s.graphId);
       await graph.bulkUpdateState({ configurable: { thread_id: id, checkpoint_ns: '' } }, s.steps);
-      const state = await graph.getState({ configurable: { thread_id: id } });
-      const interrupted = (state.tasks ?? []).some((x) => (x.interrupts ?? []).length > 0);
-      await this.repo.setThreadState(id, toWire(state.values) ?? {}, interrupted ? 'interrupted' : 'idle');
+      await this.mirrorState(id, graph);
     } catch (err) {
       await this.repo.deleteThread(id);
-      const e = err as Error;
-      if (e?.name === 'InvalidUpdateError' || e?.name === 'ZodError' || e?.name === 'EmptyChannelError') {
-        throw new ValidationFailed([{ loc: ['body', 'supersteps'], msg: e.message, type: 'invalid_update' }]);
-      }
-      throw err;
+      throw asInvalidUpdate(err, ['body', 'supersteps']);
     }
     return this.getThread(id);
+  }
+
+  /** The thread row mirrors the graph's current state after a state update (committed checkpoints). */
+  private async mirrorState(threadId: string, graph: CompiledGraphLike): Promise<void> {
+    const state = await graph.getState({ configurable: { thread_id: threadId } });
+    const interrupted = (state.tasks ?? []).some((x) => (x.interrupts ?? []).length > 0);
+    await this.repo.setThreadState(threadId, toWire(state.values) ?? {}, interrupted ? 'interrupted' : 'idle');
   }
 
   async getThread(id: string): Promise<AgentThread> {
@@ -378,16 +388,9 @@ export class AgentService {
     try {
       next = await graph.updateState(config, b.values ?? null, b.as_node);
     } catch (err) {
-      const e = err as Error;
-      if (e?.name === 'InvalidUpdateError' || e?.name === 'ZodError' || e?.name === 'EmptyChannelError') {
-        throw new ValidationFailed([{ loc: ['body', 'values'], msg: e.message, type: 'invalid_update' }]);
-      }
-      throw err;
+      throw asInvalidUpdate(err, ['body', 'values']);
     }
-    // The checkpoint is committed; the thread row mirrors the new current state.
-    const state = await graph.getState({ configurable: { thread_id: tid } });
-    const interrupted = (state.tasks ?? []).some((x) => (x.interrupts ?? []).length > 0);
-    await this.repo.setThreadState(tid, toWire(state.values) ?? {}, interrupted ? 'interrupted' : 'idle');
+    await this.mirrorState(tid, graph);
     // The reference server answers {checkpoint}; the published client's type reads {configurable}: both are given.
     const checkpoint = checkpointOf(next);
     return { checkpoint, configurable: checkpoint ? { thread_id: checkpoint.thread_id, checkpoint_ns: checkpoint.checkpoint_ns, checkpoint_id: checkpoint.checkpoint_id } : {} };

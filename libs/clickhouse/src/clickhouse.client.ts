@@ -2,7 +2,7 @@ import { closeSync, constants, ftruncateSync, openSync, rmSync, writeSync } from
 import { Readable } from 'node:stream';
 import { createClient, type ClickHouseClient } from '@clickhouse/client';
 import { migrateClickHouse } from './migrator';
-import { inlineParams } from './inline-params';
+import { inlineParams, quoteString } from './inline-params';
 
 export type QueryParams = Record<string, unknown>;
 
@@ -13,9 +13,6 @@ export type ClickHouseTarget =
 interface RawInserter {
   rawInsert(params: { table: string; values: Buffer; format: string; columns?: string[]; settings?: Record<string, string | number> }): Promise<unknown>;
 }
-
-/** A ClickHouse string literal. */
-const stringLiteral = (v: string): string => `'${v.replace(/\\/g, '\\\\').replace(/'/g, "\\'")}'`;
 
 /** One way in: over HTTP, the client's own connection pool; in process, one chDB connection. */
 interface Lane {
@@ -162,8 +159,8 @@ export class ClickHouse {
     // behind them (in bench/ingest the machine then sat idle a quarter of the time).
     writeSync(this.binaryFd, body, 0, body.length, 0);
     ftruncateSync(this.binaryFd, body.length);
-    const set = Object.entries(settings).map(([k, v]) => `${k} = ${typeof v === 'number' ? v : stringLiteral(v)}`);
-    await this.command(`INSERT INTO ${table} (${columns.join(', ')}) FROM INFILE ${stringLiteral(file)}${set.length > 0 ? ` SETTINGS ${set.join(', ')}` : ''} FORMAT RowBinary`);
+    const set = Object.entries(settings).map(([k, v]) => `${k} = ${typeof v === 'number' ? v : quoteString(v)}`);
+    await this.command(`INSERT INTO ${table} (${columns.join(', ')}) FROM INFILE ${quoteString(file)}${set.length > 0 ? ` SETTINGS ${set.join(', ')}` : ''} FORMAT RowBinary`);
   }
 
   private async insertRaw(table: string, format: string, columns: readonly string[] | null, body: Buffer, settings: Record<string, string | number>): Promise<void> {

@@ -34,16 +34,10 @@ export interface RunRowKey {
 }
 export const keyOf = (k: RunRowKey): string => `${k.session_id}|${chTime(k.start_time)}`;
 
-/** ClickHouse DateTime's last second: a row without retention never expires. */
-export const NEVER_EXPIRES = '2106-01-01 00:00:00';
-
-/** The row's expires_at (the runs table's TTL): start_time plus the workspace's retention for its trace_tier. */
+/** expiresAtSeconds as ClickHouse DateTime text (the JSON row's value). */
 export function expiresAt(retention: Record<string, number> | undefined, tier: string | null | undefined, startIso: string): string {
-  const days = retention?.[tier ?? 'longlived'];
-  if (!days) return NEVER_EXPIRES;
-  const ms = Math.floor((toEpochMicros(startIso) ?? 0) / 1000) + days * 86_400_000;
-  const iso = new Date(ms).toISOString();
-  return iso < '2106' ? `${iso.slice(0, 10)} ${iso.slice(11, 19)}` : NEVER_EXPIRES;
+  const iso = new Date(expiresAtSeconds(retention, tier, startIso) * 1000).toISOString();
+  return `${iso.slice(0, 10)} ${iso.slice(11, 19)}`;
 }
 
 /**
@@ -114,12 +108,15 @@ export function runRow(run: MergedRun, version: number, receivedAtIso: string, c
   return { line: JSON.stringify(values), key: keyOf({ session_id: c.session_id, start_time: c.start_time }) };
 }
 
-/** NEVER_EXPIRES as seconds since the epoch. */
+/** 2106-01-01, near ClickHouse DateTime's last second: a row without retention never expires. */
 const NEVER_EXPIRES_SECONDS = Date.UTC(2106, 0, 1) / 1000;
 /** ClickHouse's DateTime range: a UInt32 of seconds (the engine clamps a text value the same way). */
 const clampSeconds = (s: number): number => (s < 0 ? 0 : s > 0xffff_ffff ? 0xffff_ffff : Math.floor(s));
 
-/** expiresAt as seconds since the epoch (the RowBinary value of the DateTime column). */
+/**
+ * The row's expires_at (the runs table's TTL) in seconds since the epoch: start_time plus the
+ * workspace's retention for its trace_tier, NEVER_EXPIRES_SECONDS without one.
+ */
 export function expiresAtSeconds(retention: Record<string, number> | undefined, tier: string | null | undefined, startIso: string): number {
   const days = retention?.[tier ?? 'longlived'];
   if (!days) return NEVER_EXPIRES_SECONDS;
