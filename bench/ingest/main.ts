@@ -12,7 +12,7 @@ import * as http from 'node:http';
 import { chmodSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { ClickHouse, migrateClickHouse } from '@th/clickhouse';
+import { ClickHouse, migrateClickHouse, spreadPartDirectories } from '@th/clickhouse';
 import { emptyRun, mergeEvent, RUN_ROW_COLUMNS, RUN_ROW_INSERT_SETTINGS, rowObject, runRow } from '@th/ingest';
 import { startAppProcess, startCluster, type AppProcess, type Cluster } from '@th/testing';
 import type { RunEvent } from '@th/contracts';
@@ -74,6 +74,7 @@ async function standaloneTarget(args: Args): Promise<Target> {
   await migrateClickHouse(ch);
   // A table like runs but without its view into runs_by_id: the ceiling is the run rows alone.
   await ch.command('CREATE TABLE IF NOT EXISTS runs_ceiling AS runs');
+  spreadPartDirectories(join(dir, 'ceiling')); // as the service's engine does for its tables
   return {
     url: svc.url,
     apiKey,

@@ -3,3 +3,4 @@ export * from './migrator';
 export * from './clickhouse.module';
 export * from './runs-by-id';
 export * from './row-binary';
+export * from './part-directories';

@@ -1,6 +1,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { ClickHouse } from './clickhouse.client';
+import { spreadPartDirectories } from './part-directories';
 
 export const CLICKHOUSE_MIGRATIONS_DIR = join(__dirname, 'migrations');
 
@@ -21,6 +22,8 @@ export async function migrateClickHouse(ch: ClickHouse, dir = CLICKHOUSE_MIGRATI
     await ch.command('INSERT INTO schema_migrations (version) VALUES ({v:String})', { v: version });
     applied.push(version);
   }
+  // In process the engine's directories are ours: every table, new or old, gets the part placement hint.
+  if (ch.target.kind === 'embedded') spreadPartDirectories(ch.target.path);
   return applied;
 }
 

@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { request } from 'node:http';
 import { tmpdir } from 'node:os';
@@ -111,6 +112,24 @@ describe('startClickHouseHttpServer (chDB behind the ClickHouse HTTP interface)'
     const count = await client.query({ query: 'SELECT count() AS c FROM t', format: 'JSON' });
     const json = await count.json<{ c: number }>();
     expect(json.data).toEqual([{ c: 4 }]);
+  });
+
+  it('gives a table created through it the part placement hint of the in-process engine (chattr +T, where the file system has it)', async () => {
+    await client.command({ query: 'CREATE TABLE placed (id UInt64) ENGINE = MergeTree ORDER BY id' });
+    const rs = await client.query({ query: "SELECT data_paths[1] AS path FROM system.tables WHERE name = 'placed'", format: 'JSONEachRow' });
+    const [{ path }] = await rs.json<{ path: string }>();
+    const probe = mkdtempSync(join(dataDir, 'probe-'));
+    let supported = true;
+    try {
+      execFileSync('chattr', ['+T', probe], { stdio: 'ignore' });
+    } catch {
+      supported = false;
+    }
+    const flags = execFileSync('lsattr', ['-d', path]).toString().split(' ')[0];
+    expect(flags.includes('T')).toBe(supported);
+    await client.insert({ table: 'placed', format: 'JSONEachRow', values: [{ id: 1 }, { id: 2 }] });
+    const count = await client.query({ query: 'SELECT count() AS c FROM placed', format: 'JSONEachRow' });
+    expect(await count.json<{ c: number }>()).toEqual([{ c: 2 }]);
   });
 
   it('inserts RowBinary bodies whole, an empty line ("\\n\\n") in the bytes included', async () => {

@@ -6,6 +6,9 @@ import { hostname } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import * as zlib from 'node:zlib';
 import type { Session } from 'chdb';
+// Relative on purpose: this server also runs as plain `node dist/tools/ch-server/main.js`, without the @th/* resolver.
+// eslint-disable-next-line @nx/enforce-module-boundaries
+import { spreadPartDirectories } from '../../clickhouse/src/part-directories';
 
 /**
  * The subset of ClickHouse's HTTP interface that @clickhouse/client uses, served
@@ -474,6 +477,8 @@ export async function startClickHouseHttpServer(opts: ClickHouseHttpServerOption
         ? native.QueryAsyncConnection(session.connection, sql, req.defaultFormat, req.params)
         : native.QueryAsyncConnection(session.connection, sql, req.defaultFormat);
     const r = hasParams ? await paramQueue.run(run) : await run();
+    // A new table gets the part placement hint the in-process engine gives its tables (see part-directories.ts).
+    if (firstKeyword(sql) === 'CREATE') spreadPartDirectories(dataDir);
     const data = Buffer.from(r.bytes.buffer, r.bytes.byteOffset, r.bytes.byteLength);
     return {
       format,
