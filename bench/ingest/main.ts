@@ -9,7 +9,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import * as http from 'node:http';
-import { chmodSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { chmodSync, closeSync, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ClickHouse, migrateClickHouse, spreadPartDirectories } from '@th/clickhouse';
@@ -57,6 +57,8 @@ interface Target {
   apiKey: string;
   /** ClickHouse for the ceiling: the same engine the service writes to. */
   ceiling(rows: Buffer, count: number): Promise<number>;
+  /** A folder of this run's for the machine probe's files (removed with the target). */
+  scratch: string;
   /** CPU time the service process has used so far, in microseconds (standalone started here only). */
   serviceCpuMicros?(): number;
   stop(): Promise<void>;
@@ -79,6 +81,7 @@ async function standaloneTarget(args: Args): Promise<Target> {
     url: svc.url,
     apiKey,
     ceiling: (rows) => timedInsert(ch, rows, 'runs_ceiling'),
+    scratch: join(dir, 'probe'),
     serviceCpuMicros: svc.child?.pid ? () => processCpuMicros(svc.child!.pid!) : undefined,
     async stop() {
       await svc.stop();
@@ -90,15 +93,18 @@ async function standaloneTarget(args: Args): Promise<Target> {
 
 async function clusterTarget(): Promise<Target> {
   const cluster: Cluster = await startCluster();
+  const scratch = mkdtempSync(join(tmpdir(), 'th-bench-probe-'));
   const ch = ClickHouse.connect({ kind: 'http', url: cluster.clickhouse.url, user: 'default', password: '', database: 'default' });
   await ch.command('CREATE TABLE IF NOT EXISTS runs_ceiling AS runs');
   return {
     url: cluster.gateway.url,
     apiKey: cluster.apiKey,
     ceiling: (rows) => timedInsert(ch, rows, 'runs_ceiling'),
+    scratch,
     async stop() {
       await ch.close();
       await cluster.stop();
+      rmSync(scratch, { recursive: true, force: true });
     },
   };
 }
@@ -183,6 +189,7 @@ async function once(target: Target, args: Args, round_: number): Promise<Record<
       req.on('error', reject);
       req.end(body);
     });
+  const probe = machineProbe(join(target.scratch, `probe-${round_}`));
   const cpu0 = process.cpuUsage();
   const serviceCpu0 = target.serviceCpuMicros?.();
   const machine0 = machineTicks();
@@ -259,7 +266,30 @@ async function once(target: Target, args: Args, round_: number): Promise<Record<
     ...(serviceCpu === undefined ? {} : { service_cpu_us_per_run: Math.round(serviceCpu / args.runs) }),
     // Share of the machine's CPU time left idle during the round (both cores).
     machine_idle_pct: round((100 * (machine1.idle - machine0.idle)) / Math.max(1, machine1.total - machine0.total), 1),
+    ...probe,
   };
+}
+
+/**
+ * This machine's speed at the start of a round, so figures from different sessions can be compared:
+ * its CPU and its file system vary by half from one hour to the next (same code, same workload).
+ * cpu: a fixed JS workload (JSON of a ~1 KB run, 20,000 times) in ms. file: µs to create an empty file
+ * in a new folder of the round's temporary directory, as the engine creates its part files (without
+ * the part placement attribute: what the file system charges where nothing steers it).
+ */
+function machineProbe(scratch: string): { cpu_probe_ms: number; file_create_us: number } {
+  const sample = { id: '0190d2c4-0000-7000-8000-000000000000', inputs: { prompt: 'lorem ipsum dolor sit amet '.repeat(30) }, tags: ['bench'], extra: { metadata: { shard: 3 } } };
+  const t0 = performance.now();
+  let n = 0;
+  for (let i = 0; i < 20_000; i++) n += (JSON.parse(JSON.stringify(sample)) as { tags: string[] }).tags.length;
+  const cpu = performance.now() - t0;
+  mkdirSync(scratch, { recursive: true });
+  const files = 300;
+  const t1 = performance.now();
+  for (let i = 0; i < files; i++) closeSync(openSync(join(scratch, `f${i}`), 'w'));
+  const file = ((performance.now() - t1) * 1000) / files;
+  if (n === 0) throw new Error('unreachable');
+  return { cpu_probe_ms: round(cpu), file_create_us: round(file) };
 }
 
 /** user + system CPU time of a process (all threads) in microseconds, from /proc (Linux). */
