@@ -1,5 +1,6 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { Logger } from '@nestjs/common';
 import type { ClickHouse } from './clickhouse.client';
 import { spreadPartDirectories } from './part-directories';
 
@@ -23,7 +24,11 @@ export async function migrateClickHouse(ch: ClickHouse, dir = CLICKHOUSE_MIGRATI
     applied.push(version);
   }
   // In process the engine's directories are ours: every table, new or old, gets the part placement hint.
-  if (ch.target.kind === 'embedded') spreadPartDirectories(ch.target.path);
+  if (ch.target.kind === 'embedded') {
+    const placed = spreadPartDirectories(ch.target.path);
+    // Only a hint: the engine works without it, but say why it was not given.
+    if (placed.error) new Logger('clickhouse').warn(`part placement hint (chattr +T) not applied: ${placed.error}`);
+  }
   return applied;
 }
 
