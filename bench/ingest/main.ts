@@ -10,7 +10,8 @@
 import { randomBytes } from 'node:crypto';
 import * as http from 'node:http';
 import { chmodSync, closeSync, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { cpus, tmpdir } from 'node:os';
+import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
 import { ClickHouse, migrateClickHouse, spreadPartDirectories } from '@th/clickhouse';
 import { emptyRun, mergeEvent, RUN_ROW_COLUMNS, RUN_ROW_INSERT_SETTINGS, rowObject, runRow } from '@th/ingest';
@@ -277,11 +278,9 @@ async function once(target: Target, args: Args, round_: number): Promise<Record<
  * in a new folder of the round's temporary directory, as the engine creates its part files (without
  * the part placement attribute: what the file system charges where nothing steers it).
  */
-function machineProbe(scratch: string): { cpu_probe_ms: number; file_create_us: number } {
-  const sample = { id: '0190d2c4-0000-7000-8000-000000000000', inputs: { prompt: 'lorem ipsum dolor sit amet '.repeat(30) }, tags: ['bench'], extra: { metadata: { shard: 3 } } };
+function machineProbe(scratch: string): Record<string, number> {
   const t0 = performance.now();
-  let n = 0;
-  for (let i = 0; i < 20_000; i++) n += (JSON.parse(JSON.stringify(sample)) as { tags: string[] }).tags.length;
+  const n = probeWorkload();
   const cpu = performance.now() - t0;
   mkdirSync(scratch, { recursive: true });
   const files = 300;
@@ -289,7 +288,32 @@ function machineProbe(scratch: string): { cpu_probe_ms: number; file_create_us: 
   for (let i = 0; i < files; i++) closeSync(openSync(join(scratch, `f${i}`), 'w'));
   const file = ((performance.now() - t1) * 1000) / files;
   if (n === 0) throw new Error('unreachable');
-  return { cpu_probe_ms: round(cpu), file_create_us: round(file) };
+  return { cpu_probe_ms: round(cpu), file_create_us: round(file), ...coreProbes() };
+}
+
+/** The probe's fixed workload: JSON of a ~1 KB run, 20,000 times. */
+function probeWorkload(): number {
+  const sample = { id: '0190d2c4-0000-7000-8000-000000000000', inputs: { prompt: 'lorem ipsum dolor sit amet '.repeat(30) }, tags: ['bench'], extra: { metadata: { shard: 3 } } };
+  let n = 0;
+  for (let i = 0; i < 20_000; i++) n += (JSON.parse(JSON.stringify(sample)) as { tags: string[] }).tags.length;
+  return n;
+}
+
+/**
+ * The same workload pinned to each core in turn (`core<N>_probe_ms`, the best of three after a
+ * warm-up), in a child process under `taskset`: this machine's two virtual cores do not run at the
+ * same speed, and which one is slower changes within the hour. Nothing is reported without taskset.
+ */
+function coreProbes(): Record<string, number> {
+  const script = `const w = ${probeWorkload.toString()}; w(); let best = Infinity; for (let i = 0; i < 3; i++) { const t = performance.now(); w(); best = Math.min(best, performance.now() - t); } process.stdout.write(String(best));`;
+  const out: Record<string, number> = {};
+  for (let core = 0; core < cpus().length; core++) {
+    const r = spawnSync('taskset', ['-c', String(core), process.execPath, '-e', script], { encoding: 'utf8', timeout: 30_000 });
+    const ms = Number(r.stdout);
+    if (r.status !== 0 || !Number.isFinite(ms)) return {};
+    out[`core${core}_probe_ms`] = round(ms);
+  }
+  return out;
 }
 
 /** user + system CPU time of a process (all threads) in microseconds, from /proc (Linux). */
