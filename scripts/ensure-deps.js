@@ -14,10 +14,17 @@ function ensureDeps() {
   const lock = path.join(root, 'package-lock.json');
   const stale = !fs.existsSync(marker) || fs.statSync(marker).mtimeMs < fs.statSync(lock).mtimeMs;
   if (stale) {
-    // `npm install` rather than `npm ci`: npm 11 leaves other platforms' optional binaries out of the
-    // lock file it writes and then refuses `npm ci` on that same lock. The lock still pins every version.
-    process.stdout.write('Installing dependencies (npm install)...\n');
-    run('npm install --no-audit --no-fund');
+    // `npm ci`: exactly the lock's versions. npm 11's `npm install` drops other platforms' optional
+    // binaries (chdb's) from the lock it writes, and `npm ci` then refuses that lock as out of sync: the
+    // lock lists them by hand (version, os and cpu, no tarball: this machine's registry mirror lacks
+    // them and they are never fetched here). If a later `npm install` dropped them again, install anyway.
+    process.stdout.write('Installing dependencies (npm ci)...\n');
+    try {
+      run('npm ci --no-audit --no-fund');
+    } catch {
+      process.stdout.write('npm ci refused the lock file; installing with npm install instead...\n');
+      run('npm install --no-audit --no-fund');
+    }
   }
 }
 
