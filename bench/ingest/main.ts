@@ -62,6 +62,8 @@ interface Target {
   scratch: string;
   /** CPU time the service process has used so far, in microseconds (standalone started here only). */
   serviceCpuMicros?(): number;
+  /** Minor page faults of the service process so far (standalone). */
+  serviceFaults?(): number;
   stop(): Promise<void>;
 }
 
@@ -84,6 +86,7 @@ async function standaloneTarget(args: Args): Promise<Target> {
     ceiling: (rows) => timedInsert(ch, rows, 'runs_ceiling'),
     scratch: join(dir, 'probe'),
     serviceCpuMicros: svc.child?.pid ? () => processCpuMicros(svc.child!.pid!) : undefined,
+    serviceFaults: svc.child?.pid ? () => processFaults(svc.child!.pid!) : undefined,
     async stop() {
       await svc.stop();
       await ch.close();
@@ -193,6 +196,7 @@ async function once(target: Target, args: Args, round_: number): Promise<Record<
   const probe = machineProbe(join(target.scratch, `probe-${round_}`));
   const cpu0 = process.cpuUsage();
   const serviceCpu0 = target.serviceCpuMicros?.();
+  const serviceFaults0 = target.serviceFaults?.();
   const machine0 = machineTicks();
   const t0 = performance.now();
   const deadline = Date.now() + 30 * 60_000;
@@ -247,6 +251,7 @@ async function once(target: Target, args: Args, round_: number): Promise<Record<
     await new Promise((res2) => setTimeout(res2, 100));
   }
   const serviceCpu = serviceCpu0 === undefined ? undefined : target.serviceCpuMicros!() - serviceCpu0;
+  const serviceFaults = serviceFaults0 === undefined ? undefined : target.serviceFaults!() - serviceFaults0;
   const machine1 = machineTicks();
   await Promise.all(lagChecks);
   const seconds = (visibleAt - t0) / 1000;
@@ -265,6 +270,8 @@ async function once(target: Target, args: Args, round_: number): Promise<Record<
     client_cpu_us_per_run: Math.round((clientCpu.user + clientCpu.system) / args.runs),
     // CPU the service process (all its threads: JS, garbage collector, chDB) spent per run, until the round was visible.
     ...(serviceCpu === undefined ? {} : { service_cpu_us_per_run: Math.round(serviceCpu / args.runs) }),
+    // Minor page faults the service took per run (each costs 10-25 µs on this machine's hypervisor, see page_fault_us).
+    ...(serviceFaults === undefined ? {} : { service_faults_per_run: round(serviceFaults / args.runs, 2) }),
     // Share of the machine's CPU time left idle during the round (both cores).
     machine_idle_pct: round((100 * (machine1.idle - machine0.idle)) / Math.max(1, machine1.total - machine0.total), 1),
     ...probe,
@@ -288,7 +295,19 @@ function machineProbe(scratch: string): Record<string, number> {
   for (let i = 0; i < files; i++) closeSync(openSync(join(scratch, `f${i}`), 'w'));
   const file = ((performance.now() - t1) * 1000) / files;
   if (n === 0) throw new Error('unreachable');
-  return { cpu_probe_ms: round(cpu), file_create_us: round(file), ...coreProbes() };
+  return { cpu_probe_ms: round(cpu), file_create_us: round(file), page_fault_us: pageFaultProbe(), ...coreProbes() };
+}
+
+/**
+ * µs to fault in one page of fresh memory (64 MB, every 4 KiB page written once): a hypervisor that
+ * takes freed pages back makes each first touch expensive, and the ceiling's large body pays it.
+ */
+function pageFaultProbe(): number {
+  const bytes = 64 * 1024 * 1024;
+  const t = performance.now();
+  const b = Buffer.allocUnsafeSlow(bytes);
+  for (let i = 0; i < bytes; i += 4096) b[i] = 1;
+  return round(((performance.now() - t) * 1000) / (bytes / 4096), 2);
 }
 
 /** The probe's fixed workload: JSON of a ~1 KB run, 20,000 times. */
@@ -322,6 +341,12 @@ function processCpuMicros(pid: number): number {
   const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
   // fields[11], fields[12]: utime, stime in clock ticks (USER_HZ, 100 on Linux)
   return ((Number(fields[11]) + Number(fields[12])) * 1e6) / 100;
+}
+
+/** Minor page faults of a process (all threads), from /proc (Linux). */
+function processFaults(pid: number): number {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[7]); // minflt
 }
 
 /** The machine's CPU time, total and idle (idle + iowait), in clock ticks, from /proc/stat. */
