@@ -284,6 +284,7 @@ async function once(target: Target, args: Args, round_: number): Promise<Record<
  * cpu: a fixed JS workload (JSON of a ~1 KB run, 20,000 times) in ms. file: µs to create an empty file
  * in a new folder of the round's temporary directory, as the engine creates its part files (without
  * the part placement attribute: what the file system charges where nothing steers it).
+ * Also page_fault_us and core<N>_probe_ms (see pageFaultProbe and coreProbes).
  */
 function machineProbe(scratch: string): Record<string, number> {
   const t0 = performance.now();
@@ -335,18 +336,22 @@ function coreProbes(): Record<string, number> {
   return out;
 }
 
-/** user + system CPU time of a process (all threads) in microseconds, from /proc (Linux). */
-function processCpuMicros(pid: number): number {
+/** The fields of /proc/<pid>/stat after the command name (Linux): field 3 of proc(5) is index 0. */
+function procStat(pid: number): string[] {
   const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+}
+
+/** user + system CPU time of a process (all threads) in microseconds. */
+function processCpuMicros(pid: number): number {
+  const fields = procStat(pid);
   // fields[11], fields[12]: utime, stime in clock ticks (USER_HZ, 100 on Linux)
   return ((Number(fields[11]) + Number(fields[12])) * 1e6) / 100;
 }
 
-/** Minor page faults of a process (all threads), from /proc (Linux). */
+/** Minor page faults of a process (all threads). */
 function processFaults(pid: number): number {
-  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-  return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[7]); // minflt
+  return Number(procStat(pid)[7]); // minflt
 }
 
 /** The machine's CPU time, total and idle (idle + iowait), in clock ticks, from /proc/stat. */
