@@ -23,6 +23,8 @@ const configSchema = z.object({
   INGEST_BATCH_SIZE_LIMIT: z.coerce.number().int().min(1).default(100),
   WRITER_MAX_BATCH: z.coerce.number().int().min(1).default(20_000),
   WRITER_CACHE_ENTRIES: z.coerce.number().int().min(0).default(100_000),
+  /** Milliseconds rows that came in during an insert may gather before the next insert starts (0: at once). */
+  WRITER_LINGER_MS: z.coerce.number().int().min(0).max(1_000).default(20),
 });
 
 runUntilSignal('ingest', async () => {
@@ -52,6 +54,7 @@ runUntilSignal('ingest', async () => {
         writer: config.INGEST_WRITER,
         writerMaxBatch: config.WRITER_MAX_BATCH,
         writerCacheEntries: config.WRITER_CACHE_ENTRIES,
+        writerLingerMs: config.WRITER_LINGER_MS,
         maxBodyBytes: config.MAX_BODY_BYTES,
         batchSizeLimit: config.INGEST_BATCH_SIZE_LIMIT,
       }),

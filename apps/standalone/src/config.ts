@@ -15,6 +15,8 @@ export const standaloneConfigSchema = z.object({
   INGEST_BATCH_SIZE_LIMIT: z.coerce.number().int().min(1).default(100),
   WRITER_MAX_BATCH: z.coerce.number().int().min(1).default(20_000),
   WRITER_CACHE_ENTRIES: z.coerce.number().int().min(0).default(100_000),
+  /** Milliseconds rows that came in during an insert may gather before the next insert starts (0: at once). */
+  WRITER_LINGER_MS: z.coerce.number().int().min(0).max(1_000).default(20),
   /**
    * Events waiting while a writer batch is busy before another batch starts alongside it; default
    * 2,000 with INGEST_ACK=stored (clients wait for the batch) and 6,000 with `logged` (larger parts).

@@ -129,6 +129,7 @@ export async function startStandalone(config: StandaloneConfig): Promise<Running
         writer: true,
         writerMaxBatch: config.WRITER_MAX_BATCH,
         writerCacheEntries: config.WRITER_CACHE_ENTRIES,
+        writerLingerMs: config.WRITER_LINGER_MS,
         // The embedded engine's directory belongs to this process: no other writer.
         soleWriter: true,
         writerParallelBacklog: config.WRITER_PARALLEL_BACKLOG ?? (config.INGEST_ACK === 'logged' ? 6_000 : 2_000),

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { RowBinaryBuffer } from '@th/clickhouse';
 import { suiteClickHouse, uuidv7 } from '@th/testing';
-import { GroupInsert } from './group-insert';
+import { GroupInsert, type GroupInsertOptions } from './group-insert';
 import { emptyRun, mergeEvent } from './run-merge';
 import { encodeRunRow } from './run-row';
 
@@ -117,6 +117,72 @@ describe('group insert on ClickHouse (chDB)', () => {
     const busy = sink.write(rows(row()), []);
     await sink.write(() => undefined, []);
     await busy;
+  });
+
+  /** Resolves with 'linger' after ms unless `p` settles first (then with 'landed'). */
+  const before = (p: Promise<unknown>, ms: number) =>
+    Promise.race([p.then(() => 'landed' as const), new Promise<'linger'>((r) => setTimeout(() => r('linger'), ms).unref())]);
+
+  describe('lingering under load', () => {
+    /** a alone; b while a's insert runs; c 50 ms after a landed. Returns how many inserts wrote them. */
+    const underLoad = async (options: GroupInsertOptions): Promise<number> => {
+      const sink = new GroupInsert(ch(), options);
+      const inserts = jest.spyOn(ch(), 'insertRowBinary');
+      try {
+        const [a, b, c] = [row(), row(), row()];
+        const first = sink.write(rows(a), []);
+        const second = sink.write(rows(b), []);
+        await first;
+        await new Promise((r) => setTimeout(r, 50));
+        const third = sink.write(rows(c), []);
+        await Promise.all([second, third]);
+        expect(await stored([a.id, b.id, c.id])).toEqual([a.id, b.id, c.id].sort());
+        return inserts.mock.calls.length;
+      } finally {
+        inserts.mockRestore();
+      }
+    };
+
+    it('rows that come in while the next insert lingers join it', async () => {
+      expect(await underLoad({ lingerMs: 500, lingerBytes: 1 << 20 })).toBe(2); // a; then b and c together
+    });
+
+    it('without a linger the next insert starts as soon as the last one landed', async () => {
+      expect(await underLoad({ lingerMs: 0, lingerBytes: 1 << 20 })).toBe(3); // a; b; c
+    });
+
+    it('a write while no insert is under way is not held back by the linger', async () => {
+      const sink = new GroupInsert(ch(), { lingerMs: 60_000, lingerBytes: 1 << 30 });
+      const r = row();
+      expect(await before(sink.write(rows(r), []), 30_000)).toBe('landed');
+      expect(await stored([r.id])).toEqual([r.id]);
+    });
+
+    it('a body that reaches lingerBytes goes without waiting out the linger', async () => {
+      const sink = new GroupInsert(ch(), { lingerMs: 60_000, lingerBytes: 1 });
+      const [a, b] = [row(), row()];
+      const first = sink.write(rows(a), []);
+      const second = sink.write(rows(b), []); // already over lingerBytes when a lands
+      await first;
+      expect(await before(second, 30_000)).toBe('landed');
+      const c = row();
+      const third = sink.write(rows(c), []); // alone again: at once
+      expect(await before(third, 30_000)).toBe('landed');
+      expect(await stored([a.id, b.id, c.id])).toEqual([a.id, b.id, c.id].sort());
+    });
+
+    it('a write that brings a lingering body to lingerBytes ends the wait', async () => {
+      const size = row().bytes.length;
+      const sink = new GroupInsert(ch(), { lingerMs: 60_000, lingerBytes: 2 * size });
+      const [a, b, c] = [row(), row(), row()];
+      const first = sink.write(rows(a), []);
+      const second = sink.write(rows(b), []); // one row: under lingerBytes, so it lingers once a lands
+      await first;
+      expect(await before(second, 200)).toBe('linger');
+      const third = sink.write(rows(c), []); // two rows: the body is full
+      expect(await before(Promise.all([second, third]), 30_000)).toBe('landed');
+      expect(await stored([a.id, b.id, c.id])).toEqual([a.id, b.id, c.id].sort());
+    });
   });
 
   it('attachments land with their generation', async () => {

@@ -12,6 +12,27 @@ const SMALL_BODY_SETTINGS = { max_threads: 1 };
 /** A body buffer larger than this is not kept for the next insert (a burst should not pin its memory). */
 const MAX_SPARE_BYTES = 64 * 1024 * 1024;
 
+/** How long rows may gather after an insert before the next one starts (see GroupInsertOptions). */
+export interface GroupInsertOptions {
+  /**
+   * After an insert lands, the next one waits up to this long for more rows while its body is smaller
+   * than lingerBytes. 0: the next insert starts at once with what is there.
+   */
+  lingerMs: number;
+  /** A body this large goes at once, without lingering. */
+  lingerBytes: number;
+}
+
+/**
+ * Every insert costs the engine a fixed amount on top of its rows: in chDB some 10-17 ms of CPU
+ * (query setup, a part for runs and one for runs_by_id through its view, later merges), against about
+ * 10 µs per run row. Starting the next insert the moment the last one landed made them as small as
+ * the rows that came in meanwhile (about 900 rows in bench/ingest); gathering 20 ms longer doubled
+ * them, and the service spent 15% less CPU per run. A request that arrives while no insert runs is
+ * written at once: only rows that come in under load wait.
+ */
+export const DEFAULT_GROUP_INSERT_OPTIONS: GroupInsertOptions = { lingerMs: 20, lingerBytes: 4 * 1024 * 1024 };
+
 /** One write's rows within a generation: its run rows are bytes [from, to) of the generation's body. */
 interface Part {
   from: number;
@@ -46,8 +67,13 @@ export class GroupInsert {
    * most of the writer's).
    */
   private spare: RowBinaryBuffer | null = null;
+  /** While an insert lingers: ends the wait early, once the open body reaches lingerBytes. */
+  private wake: (() => void) | null = null;
 
-  constructor(private readonly ch: ClickHouse) {}
+  constructor(
+    private readonly ch: ClickHouse,
+    private readonly options: GroupInsertOptions = DEFAULT_GROUP_INSERT_OPTIONS,
+  ) {}
 
   /**
    * Adds run rows and attachment rows (JSONEachRow lines, landing before the runs) to the next insert;
@@ -73,13 +99,18 @@ export class GroupInsert {
     });
     gen.parts.push({ from, to, attachments: attachmentLines, settle });
     if (!this.writing) void this.drain();
+    else if (this.wake && to >= this.options.lingerBytes) this.wake();
     return landed;
   }
 
   private async drain(): Promise<void> {
     this.writing = true;
     try {
+      let first = true;
       while (this.open.parts.length > 0) {
+        // The first insert goes at once; later ones (rows that came in under load) gather a little longer.
+        if (!first) await this.linger();
+        first = false;
         const gen = this.open;
         // A new buffer is sized for as much as this insert holds: the body seldom has to grow (and be copied) while it fills.
         this.open = generation(this.spare ?? new RowBinaryBuffer(Math.max(MIN_BODY_BYTES, Math.ceil(gen.runs.body().length * 1.25))));
@@ -106,6 +137,20 @@ export class GroupInsert {
     } finally {
       this.writing = false;
     }
+  }
+
+  /** Waits up to lingerMs for the open body to reach lingerBytes. */
+  private async linger(): Promise<void> {
+    const { lingerMs, lingerBytes } = this.options;
+    if (lingerMs <= 0 || this.open.runs.mark() >= lingerBytes) return;
+    await new Promise<void>((resolve) => {
+      const timer = setTimeout(() => this.wake?.(), lingerMs);
+      this.wake = () => {
+        clearTimeout(timer);
+        this.wake = null;
+        resolve();
+      };
+    });
   }
 
   /** Each write's rows on their own, after their combined insert failed. */

@@ -3,6 +3,8 @@ export interface IngestOptions {
   writer: boolean;
   writerMaxBatch: number;
   writerCacheEntries: number;
+  /** See GroupInsertOptions.lingerMs; DEFAULT_GROUP_INSERT_OPTIONS when unset. */
+  writerLingerMs?: number;
   /**
    * No other process writes runs or price maps to this ClickHouse (standalone): the writer then skips
    * the lookup of runs that cannot be stored yet (see NewRunFilter) and keeps the price maps in memory

@@ -2,7 +2,7 @@ import { Inject, Injectable, Logger, OnApplicationBootstrap } from '@nestjs/comm
 import { TOPICS, type ModelPriceMap, type RunControlEvent, type RunEvent, type TopicPayload } from '@th/contracts';
 import { EventBus, type BatchHooks, type BusMessage, type Rejection } from '@th/bus';
 import { byIdsCondition, ClickHouse, RUNS_BY_ID } from '@th/clickhouse';
-import { GroupInsert } from './group-insert';
+import { DEFAULT_GROUP_INSERT_OPTIONS, GroupInsert } from './group-insert';
 import { RunCache } from './run-cache';
 import { NewRunFilter } from './new-run-filter';
 import { computeRun, emptyRun, mergeEvent, type ComputedRun, type MergedRun } from './run-merge';
@@ -70,7 +70,7 @@ export class RunWriterService implements OnApplicationBootstrap {
   ) {
     this.prices = options.soleWriter ? new PriceMapCache(priceMaps) : priceMaps;
     this.cache = new RunCache(options.writerCacheEntries);
-    this.rows = new GroupInsert(ch);
+    this.rows = new GroupInsert(ch, { ...DEFAULT_GROUP_INSERT_OPTIONS, ...(options.writerLingerMs === undefined ? {} : { lingerMs: options.writerLingerMs }) });
     this.newRuns = options.soleWriter ? new NewRunFilter(NEW_RUN_NOTES) : null;
   }
 
