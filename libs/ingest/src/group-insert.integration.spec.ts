@@ -144,7 +144,7 @@ describe('group insert on ClickHouse (chDB)', () => {
     };
 
     it('rows that come in while the next insert lingers join it', async () => {
-      expect(await underLoad({ lingerMs: 500, lingerBytes: 1 << 20 })).toBe(2); // a; then b and c together
+      expect(await underLoad({ lingerMs: 1_000, lingerBytes: 1 << 20 })).toBe(2); // a; then b and c together
     });
 
     it('without a linger the next insert starts as soon as the last one landed', async () => {
