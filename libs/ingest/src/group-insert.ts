@@ -28,7 +28,7 @@ export interface GroupInsertOptions {
  * (query setup, a part for runs and one for runs_by_id through its view, later merges), against about
  * 10 µs per run row. Starting the next insert the moment the last one landed made them as small as
  * the rows that came in meanwhile (about 900 rows in bench/ingest); gathering 20 ms longer doubled
- * them, and the service spent 15% less CPU per run. A request that arrives while no insert runs is
+ * them, and the service spent about a tenth less CPU per run (113-154 µs against 149-191). A request that arrives while no insert runs is
  * written at once: only rows that come in under load wait.
  */
 export const DEFAULT_GROUP_INSERT_OPTIONS: GroupInsertOptions = { lingerMs: 20, lingerBytes: 4 * 1024 * 1024 };

@@ -70,7 +70,7 @@ export class RunWriterService implements OnApplicationBootstrap {
   ) {
     this.prices = options.soleWriter ? new PriceMapCache(priceMaps) : priceMaps;
     this.cache = new RunCache(options.writerCacheEntries);
-    this.rows = new GroupInsert(ch, { ...DEFAULT_GROUP_INSERT_OPTIONS, ...(options.writerLingerMs === undefined ? {} : { lingerMs: options.writerLingerMs }) });
+    this.rows = new GroupInsert(ch, { ...DEFAULT_GROUP_INSERT_OPTIONS, lingerMs: options.writerLingerMs ?? DEFAULT_GROUP_INSERT_OPTIONS.lingerMs });
     this.newRuns = options.soleWriter ? new NewRunFilter(NEW_RUN_NOTES) : null;
   }
 
