@@ -241,7 +241,11 @@ export class InProcessBus extends EventBus {
           this.deadLetters.push(r.message);
           if (this.deadLetters.length > 1000) this.deadLetters.shift();
         }
-        for (const p of batch) p.done();
+        for (const p of batch) {
+          p.done();
+          // Handled: the entry may outlive its message in V8's eyes (see RunWriterService.retireReplaced).
+          p.message = null;
+        }
         return;
       } catch (err) {
         if (batch.every((p) => p.logged)) {

@@ -50,8 +50,39 @@ export function isCanonicalIso(v: string): boolean {
   return v.charCodeAt(4) === 45 && v.charCodeAt(7) === 45 && v.charCodeAt(13) === 58 && v.charCodeAt(16) === 58;
 }
 
-/** Formats epoch microseconds as an ISO string with six fractional digits and a Z. */
+const pad2 = (n: number): string => (n < 10 ? `0${n}` : `${n}`);
+
+/**
+ * Formats epoch microseconds as an ISO string with six fractional digits and a Z.
+ *
+ * Instants from 1970 to 2255 (whole microseconds within Number's safe integers: every timestamp
+ * ingest meets) are formatted with integer arithmetic, the civil date from the day number (the
+ * inverse of Howard Hinnant's days_from_civil): about half the time of Date#toISOString plus the
+ * slicing, on the path of every run whose end_time the SDK sends as epoch milliseconds. Other values
+ * go through Date, as before.
+ */
 export function microsToIso(micros: number): string {
+  if (Number.isSafeInteger(micros) && micros >= 0) {
+    const ms = Math.floor(micros / 1000);
+    const days = Math.floor(ms / 86_400_000);
+    let rest = ms - days * 86_400_000;
+    const z = days + 719_468;
+    const era = Math.floor(z / 146_097);
+    const doe = z - era * 146_097;
+    const yoe = Math.floor((doe - Math.floor(doe / 1460) + Math.floor(doe / 36_524) - Math.floor(doe / 146_096)) / 365);
+    const doy = doe - (365 * yoe + Math.floor(yoe / 4) - Math.floor(yoe / 100));
+    const mp = Math.floor((5 * doy + 2) / 153);
+    const day = doy - Math.floor((153 * mp + 2) / 5) + 1;
+    const month = mp < 10 ? mp + 3 : mp - 9;
+    const year = yoe + era * 400 + (month <= 2 ? 1 : 0);
+    const hours = Math.floor(rest / 3_600_000);
+    rest -= hours * 3_600_000;
+    const minutes = Math.floor(rest / 60_000);
+    rest -= minutes * 60_000;
+    const seconds = Math.floor(rest / 1000);
+    const fraction = (rest - seconds * 1000) * 1000 + (micros - ms * 1000);
+    return `${year}-${pad2(month)}-${pad2(day)}T${pad2(hours)}:${pad2(minutes)}:${pad2(seconds)}.${String(fraction + 1_000_000).slice(1)}Z`;
+  }
   const ms = Math.floor(micros / 1000);
   const iso = new Date(ms).toISOString(); // 2026-11-22T04:04:29.623Z
   const sub = String(micros - ms * 1000).padStart(3, '0');

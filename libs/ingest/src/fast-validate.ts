@@ -26,9 +26,11 @@ function timestamp(v: unknown): Out {
     return micros === null ? FAIL : microsToIso(micros);
   }
   if (typeof v !== 'string' || !isCanonicalIso(v)) return FAIL; // other forms: zod decides
-  const month = +v.slice(5, 7);
-  const day = +v.slice(8, 10);
-  if (month >= 1 && month <= 12 && day >= 1 && day <= 31 && +v.slice(11, 13) < 24 && +v.slice(14, 16) < 60 && +v.slice(17, 19) < 60) return v;
+  // The same checks as the zod schema's, on the digits in place (isCanonicalIso checked them).
+  const d2 = (i: number): number => (v.charCodeAt(i) - 48) * 10 + v.charCodeAt(i + 1) - 48;
+  const month = d2(5);
+  const day = d2(8);
+  if (month >= 1 && month <= 12 && day >= 1 && day <= 31 && d2(11) < 24 && d2(14) < 60 && d2(17) < 60) return v;
   return FAIL;
 }
 

@@ -6,6 +6,18 @@ import { parseOrThrow, type RawBodyRequest } from '@th/platform';
 import { IngestService } from './ingest.service';
 import { fastRunBatch, fastRunCreate } from './fast-validate';
 
+/**
+ * Once its runs are stored, the parsed batch body (still referenced by the request until the response
+ * is sent) lets go of them: a request that outlived two young-generation collections would otherwise
+ * keep its runs alive, as garbage, until V8's next full collection (see RunWriterService.retireReplaced).
+ */
+function releaseRuns(body: unknown): void {
+  if (body === null || typeof body !== 'object' || Array.isArray(body)) return;
+  const b = body as { post?: unknown; patch?: unknown };
+  if (b.post !== undefined) b.post = null;
+  if (b.patch !== undefined) b.patch = null;
+}
+
 @Controller('runs')
 export class IngestController {
   constructor(private readonly ingest: IngestService) {}
@@ -25,6 +37,7 @@ export class IngestController {
     // The hand-written check covers the common shapes; zod decides (and reports 422 locations) for the rest.
     const batch = fastRunBatch(body) ?? parseOrThrow(runBatchSchema, body, ['body']);
     await this.ingest.ingest(identity, batch.post, batch.patch);
+    releaseRuns(body);
     return {};
   }
 

@@ -34,6 +34,8 @@ export interface MergedRun {
   /** Sorting keys (session_id|start_time) of versions already written, and the newest version. */
   storedKeys: string[];
   version: number;
+  /** Set by the writer once this version's row is in ClickHouse. */
+  landed?: boolean;
 }
 
 function priorityOf(op: RunEvent['op'], field: FieldName): number {

@@ -1,6 +1,6 @@
 import type { RunEvent } from '@th/contracts';
-import { emptyRun, mergeEvent } from './run-merge';
-import { RUN_ROW_COLUMNS, rowObject, runRow } from './run-row';
+import { emptyRun, mergeEvent, type MergedRun } from './run-merge';
+import { mergeStateText, RUN_ROW_COLUMNS, rowObject, runRow } from './run-row';
 
 const T = '11111111-1111-4111-8111-111111111111';
 const ID = '22222222-2222-4222-8222-222222222222';
@@ -63,5 +63,26 @@ describe('rows as JSONCompactEachRow', () => {
 
   it('rowObject refuses a line whose values do not match the columns', () => {
     expect(() => rowObject(RUN_ROW_COLUMNS, '[1,2]')).toThrow(`row has 2 values for ${RUN_ROW_COLUMNS.length} columns`);
+  });
+});
+
+describe('mergeStateText', () => {
+  it('writes the text JSON.stringify writes for the merge state, keys in the same order', () => {
+    const cases: [Record<string, unknown>, Record<string, number> | undefined][] = [
+      [{}, undefined],
+      [{ session_id: 2, trace_id: 2, inputs: 2, extra: 1, outputs: 2, end_time: 2 }, undefined],
+      [{ outputs: 2, inputs: 1, name: 2 }, { longlived: 400, shortlived: 14 }],
+      [{ inputs: 2 }, {}],
+      [{ inputs: 2, skipped: undefined, name: 1 }, undefined],
+      // what the fast path does not write itself
+      [{ 'odd-key': 1 }, undefined],
+      [{ 'q"uote': 2 }, { shortlived: 14 }],
+      [{ inputs: 1.5, name: Number.NaN }, undefined],
+      [{ inputs: '2' }, undefined],
+    ];
+    for (const [priority, retention] of cases) {
+      const expected = JSON.stringify(retention ? { p: priority, r: retention } : { p: priority });
+      expect(mergeStateText(priority as MergedRun['priority'], retention)).toBe(expected);
+    }
   });
 });

@@ -124,6 +124,29 @@ export function expiresAtSeconds(retention: Record<string, number> | undefined, 
   return s >= NEVER_EXPIRES_SECONDS ? NEVER_EXPIRES_SECONDS : clampSeconds(s);
 }
 
+const PLAIN_KEY = /^[a-z_]+$/;
+
+/**
+ * The merge_state column: `{"p":{field:priority,...}}`, plus `"r":{tier:days}` with a retention, the
+ * text JSON.stringify writes for that object (the same keys in the same order), built directly: the
+ * priority object takes a different shape from run to run, and JSON.stringify of it was the costliest
+ * value of the row (about 1 µs; this takes half). Anything unusual goes to JSON.stringify.
+ */
+export function mergeStateText(priority: MergedRun['priority'], retention?: Record<string, number>): string {
+  let text = '{"p":{';
+  let first = true;
+  for (const k in priority) {
+    const v = (priority as Record<string, unknown>)[k];
+    if (v === undefined) continue;
+    if (typeof v !== 'number' || !Number.isFinite(v) || !PLAIN_KEY.test(k)) {
+      return JSON.stringify(retention ? { p: priority, r: retention } : { p: priority });
+    }
+    text += first ? `"${k}":${v}` : `,"${k}":${v}`;
+    first = false;
+  }
+  return retention ? `${text}},"r":${JSON.stringify(retention)}}` : `${text}}}`;
+}
+
 /** A DateTime64(6) value from an ISO timestamp (an unreadable one is the epoch, as chTime writes it). */
 const micros = (iso: string): number => toEpochMicros(iso) ?? 0;
 
@@ -188,7 +211,7 @@ export function encodeRunRow(w: RowBinaryBuffer, run: MergedRun, version: number
     w.int64(micros(c.first_token_time));
   } else w.null();
   w.string(Object.keys(run.attachments).length ? JSON.stringify(run.attachments) : '');
-  w.string(JSON.stringify(f.retention_days ? { p: run.priority, r: f.retention_days } : { p: run.priority }));
+  w.string(mergeStateText(run.priority, f.retention_days));
   w.string(llm ? JSON.stringify(llm) : '');
   w.int64(micros(receivedAtIso));
   w.uint32(expiresAtSeconds(f.retention_days, f.trace_tier, c.start_time));

@@ -2,6 +2,8 @@ import { randomUUID } from 'node:crypto';
 import { rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
 import { InProcessBus, type BusMessage } from '@th/bus';
 import { ClickHouse, migrateClickHouse, RowBinaryBuffer } from '@th/clickhouse';
 import { uuidv7 } from '@th/testing';
@@ -118,6 +120,51 @@ describe('run writer on ClickHouse (chDB)', () => {
     expect(JSON.parse(rows[0].inputs)).toEqual({ q: 1 });
     expect(JSON.parse(rows[0].outputs)).toEqual({ a: 2 });
     expect(JSON.parse(rows[0].extra)).toEqual({ metadata: { late: true } });
+  });
+
+  it('a version replaced by a newer one, or released, lets go of its values once its row has landed; later events still merge whole', async () => {
+    const id = randomUUID();
+    const key = RunCache.key(tenant, id);
+    const memory = (writer as unknown as { cache: RunCache }).cache;
+    // Only the writer references the POST's values after this call (the test keeps a weak reference).
+    const inputsRef = await (async () => {
+      const first = post(id);
+      const ref = new WeakRef(first.fields.inputs as object);
+      await writer.handle([message(first, 60)]);
+      return ref;
+    })();
+    const v1 = memory.get(key)!;
+    expect(v1.fields.inputs).toEqual({ q: 1 });
+    // a PATCH that does not finish the run: the newer version replaces v1, which drops its values
+    await writer.handle([message({ ...post(id), op: 'patch', fields: { extra: { metadata: { step: 1 } } } }, 61)]);
+    const v2 = memory.get(key)!;
+    expect(v2).not.toBe(v1);
+    expect(v1.fields).toEqual({});
+    expect(v2.fields.inputs).toEqual({ q: 1 });
+    expect(v2.fields.extra).toEqual({ metadata: { step: 1 } });
+    // the PATCH that finishes it: released from memory, and that version drops its values too
+    await writer.handle([message({ ...post(id), op: 'patch', fields: { end_time: '2026-11-20T10:00:01.000Z', outputs: { a: 3 } } }, 62)]);
+    expect(memory.get(key)).toBeUndefined();
+    expect(v2.fields).toEqual({});
+    // Old versions still referenced from somewhere (as V8 does, until its next full collection, for
+    // objects that died in the old generation) no longer keep the request's values alive.
+    setFlagsFromString('--expose-gc');
+    const gc = runInNewContext('gc') as () => void;
+    await new Promise((r) => setImmediate(r));
+    gc();
+    expect(inputsRef.deref()).toBeUndefined();
+    expect([v1, v2]).toHaveLength(2);
+    // a late event reads the run back from ClickHouse and merges with everything stored
+    await writer.handle([message({ ...post(id), op: 'patch', fields: { error: 'late failure' } }, 63)]);
+    const rows = await ch.query<{ status: string; inputs: string; outputs: string; extra: string; error: string }>(
+      'SELECT status, inputs, outputs, extra, error FROM runs FINAL WHERE tenant_id = {t:UUID} AND id = {id:UUID}',
+      { t: tenant, id },
+    );
+    expect(rows).toHaveLength(1);
+    expect(rows[0]).toMatchObject({ status: 'error', error: 'late failure' });
+    expect(JSON.parse(rows[0].inputs)).toEqual({ q: 1 });
+    expect(JSON.parse(rows[0].outputs)).toEqual({ a: 3 });
+    expect(JSON.parse(rows[0].extra)).toEqual({ metadata: { step: 1 } });
   });
 
   it('a batch whose lookup is slow still merges into a finished run another batch wrote and forgot meanwhile', async () => {
