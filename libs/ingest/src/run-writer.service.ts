@@ -414,6 +414,7 @@ export class RunWriterService implements OnApplicationBootstrap {
  */
 function retire(run: MergedRun): void {
   run.fields = {};
+  run.texts = undefined;
 }
 
 function cloneRun(run: MergedRun): MergedRun {
@@ -425,5 +426,6 @@ function cloneRun(run: MergedRun): MergedRun {
     attachments: { ...run.attachments },
     storedKeys: [...run.storedKeys],
     version: run.version,
+    texts: run.texts && { ...run.texts },
   };
 }
