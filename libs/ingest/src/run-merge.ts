@@ -36,8 +36,6 @@ export interface MergedRun {
   version: number;
   /** Set by the writer once this version's row is in ClickHouse. */
   landed?: boolean;
-  /** JSON texts of JSON fields as last written, each with the value it was made from (see run-row's jsonColumn). */
-  texts?: Partial<Record<'inputs' | 'outputs' | 'extra' | 'events' | 'serialized', { value: unknown; text: string }>>;
 }
 
 function priorityOf(op: RunEvent['op'], field: FieldName): number {

@@ -151,23 +151,7 @@ export function mergeStateText(priority: MergedRun['priority'], retention?: Reco
 const micros = (iso: string): number => toEpochMicros(iso) ?? 0;
 
 /** The JSON text a String column holds for a JSON field: '' when absent. */
-type JsonColumn = 'inputs' | 'outputs' | 'extra' | 'events' | 'serialized';
-
-/**
- * The JSON text of one of the run's JSON fields ('' when absent). The text is kept on the run with the
- * value it was made from, and a later version whose field still holds that same value (values are never
- * changed in place: a merge replaces them) writes it again without a second JSON.stringify: a run's
- * inputs are written at its POST and again, unchanged, at its PATCH.
- */
-function jsonColumn(run: MergedRun, field: JsonColumn): string {
-  const v = run.fields[field];
-  if (v === undefined || v === null) return '';
-  const known = run.texts?.[field];
-  if (known !== undefined && known.value === v) return known.text;
-  const text = JSON.stringify(v);
-  (run.texts ??= {})[field] = { value: v, text };
-  return text;
-}
+const jsonColumn = (v: unknown): string => (v === undefined || v === null ? '' : JSON.stringify(v));
 
 /**
  * The whole merged run as one RowBinary row of the runs table (RUN_ROW_COLUMNS, in order): the same
@@ -199,12 +183,12 @@ export function encodeRunRow(w: RowBinaryBuffer, run: MergedRun, version: number
   w.bool(c.is_root);
   w.string(c.dotted_order);
   w.string(f.trace_tier ?? 'longlived');
-  w.string(jsonColumn(run, 'inputs'));
-  w.string(jsonColumn(run, 'outputs'));
+  w.string(jsonColumn(f.inputs));
+  w.string(jsonColumn(f.outputs));
   w.nullableString(f.error || null);
-  w.string(jsonColumn(run, 'extra'));
-  w.string(jsonColumn(run, 'events'));
-  w.string(jsonColumn(run, 'serialized'));
+  w.string(jsonColumn(f.extra));
+  w.string(jsonColumn(f.events));
+  w.string(jsonColumn(f.serialized));
   const tags = f.tags ?? [];
   w.varUInt(tags.length);
   for (const t of tags) w.string(typeof t === 'string' ? t : String(t));

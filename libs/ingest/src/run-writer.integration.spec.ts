@@ -167,24 +167,6 @@ describe('run writer on ClickHouse (chDB)', () => {
     expect(JSON.parse(rows[0].extra)).toEqual({ metadata: { step: 1 } });
   });
 
-  it('each version of a run in memory writes the JSON of its own values (texts kept from an earlier version only where the value is the same)', async () => {
-    const id = randomUUID();
-    await writer.handle([message(post(id), 70)]);
-    await writer.handle([message({ ...post(id), op: 'patch', fields: { extra: { metadata: { step: 1 } }, outputs: { partial: 'a' } } }, 71)]);
-    await writer.handle([message({ ...post(id), op: 'patch', fields: { extra: { metadata: { step: 2 } } } }, 72)]);
-    const read = () =>
-      ch.query<{ inputs: string; outputs: string; extra: string; version: string }>(
-        'SELECT inputs, outputs, extra, version FROM runs WHERE tenant_id = {t:UUID} AND id = {id:UUID} ORDER BY version',
-        { t: tenant, id },
-      );
-    const versions = await read();
-    expect(versions.map((r) => [JSON.parse(r.inputs), r.outputs && JSON.parse(r.outputs), r.extra && JSON.parse(r.extra)])).toEqual([
-      [{ q: 1 }, '', ''],
-      [{ q: 1 }, { partial: 'a' }, { metadata: { step: 1 } }],
-      [{ q: 1 }, { partial: 'a' }, { metadata: { step: 2 } }],
-    ]);
-  });
-
   it('a batch whose lookup is slow still merges into a finished run another batch wrote and forgot meanwhile', async () => {
     // Batch A (the POST) looks its run up; the lookup is held back until batch B (the PATCH that finishes
     // the run) has merged, written and released its runs. A must then merge into B's state, not into the

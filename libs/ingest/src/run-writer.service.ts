@@ -414,7 +414,6 @@ export class RunWriterService implements OnApplicationBootstrap {
  */
 function retire(run: MergedRun): void {
   run.fields = {};
-  run.texts = undefined;
 }
 
 function cloneRun(run: MergedRun): MergedRun {
@@ -426,6 +425,5 @@ function cloneRun(run: MergedRun): MergedRun {
     attachments: { ...run.attachments },
     storedKeys: [...run.storedKeys],
     version: run.version,
-    texts: run.texts && { ...run.texts },
   };
 }
