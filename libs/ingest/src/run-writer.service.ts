@@ -413,8 +413,10 @@ export class RunWriterService implements OnApplicationBootstrap {
  * what ClickHouse holds.
  */
 function retire(run: MergedRun): void {
-  run.fields = {};
+  // One shared, frozen empty object: no new young object written into an old one for each run.
+  run.fields = RETIRED_FIELDS;
 }
+const RETIRED_FIELDS: MergedRun['fields'] = Object.freeze({});
 
 function cloneRun(run: MergedRun): MergedRun {
   return {
