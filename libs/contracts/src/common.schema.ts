@@ -50,6 +50,18 @@ export function isCanonicalIso(v: string): boolean {
   return v.charCodeAt(4) === 45 && v.charCodeAt(7) === 45 && v.charCodeAt(13) === 58 && v.charCodeAt(16) === 58;
 }
 
+/**
+ * True for a canonical ISO timestamp (see isCanonicalIso) whose month, day, hour, minute and second are
+ * in range: what the timestamp schema passes through as it is. Digits read in place (no substrings).
+ */
+export function isCanonicalIsoInRange(v: string): boolean {
+  if (!isCanonicalIso(v)) return false;
+  const d2 = (i: number): number => (v.charCodeAt(i) - 48) * 10 + v.charCodeAt(i + 1) - 48;
+  const month = d2(5);
+  const day = d2(8);
+  return month >= 1 && month <= 12 && day >= 1 && day <= 31 && d2(11) < 24 && d2(14) < 60 && d2(17) < 60;
+}
+
 const pad2 = (n: number): string => (n < 10 ? `0${n}` : `${n}`);
 
 /**
@@ -91,11 +103,7 @@ export function microsToIso(micros: number): string {
 
 /** A timestamp as the SDK sends it (ISO string or epoch ms), normalized to an ISO string with microseconds. */
 export const timestamp = z.union([z.string(), z.number()]).transform((v, ctx) => {
-  if (typeof v === 'string' && isCanonicalIso(v) && toEpochMicros(v) !== null) {
-    const month = +v.slice(5, 7);
-    const day = +v.slice(8, 10);
-    if (month >= 1 && month <= 12 && day >= 1 && day <= 31 && +v.slice(11, 13) < 24 && +v.slice(14, 16) < 60 && +v.slice(17, 19) < 60) return v;
-  }
+  if (typeof v === 'string' && isCanonicalIsoInRange(v)) return v;
   const micros = toEpochMicros(v);
   if (micros === null) {
     ctx.addIssue({ code: 'custom', message: 'Input should be a valid datetime' });

@@ -1,4 +1,4 @@
-import { isCanonicalIso, microsToIso, toEpochMicros, type RunBatch, type RunCreate, type RunUpdate } from '@th/contracts';
+import { isCanonicalIsoInRange, microsToIso, toEpochMicros, type RunBatch, type RunCreate, type RunUpdate } from '@th/contracts';
 
 /**
  * A hand-written fast path for the common shapes of run bodies (what the SDKs send): it accepts
@@ -25,13 +25,8 @@ function timestamp(v: unknown): Out {
     const micros = toEpochMicros(v);
     return micros === null ? FAIL : microsToIso(micros);
   }
-  if (typeof v !== 'string' || !isCanonicalIso(v)) return FAIL; // other forms: zod decides
-  // The same checks as the zod schema's, on the digits in place (isCanonicalIso checked them).
-  const d2 = (i: number): number => (v.charCodeAt(i) - 48) * 10 + v.charCodeAt(i + 1) - 48;
-  const month = d2(5);
-  const day = d2(8);
-  if (month >= 1 && month <= 12 && day >= 1 && day <= 31 && d2(11) < 24 && d2(14) < 60 && d2(17) < 60) return v;
-  return FAIL;
+  // Other forms (and out-of-range fields): zod decides.
+  return typeof v === 'string' && isCanonicalIsoInRange(v) ? v : FAIL;
 }
 
 const str = (max: number, min = 0) => (v: unknown): Out => (typeof v === 'string' && v.length <= max && v.length >= min ? v : FAIL);

@@ -200,7 +200,7 @@ export class RunWriterService implements OnApplicationBootstrap {
    * them: a long-lived object (one that outlived two young-generation collections and was promoted)
    * keeps what it points to alive through every later young collection until the next full one,
    * even once nothing reaches it. Under bench/ingest that made each scavenge keep and promote the
-   * parsed bodies of most runs (10-11 MB a scavenge; 4-5 MB with this).
+   * parsed bodies of most runs (8-11 MB promoted a scavenge; 3-6 MB with this).
    */
   private retireReplaced(merged: { run: MergedRun; base: MergedRun | null }[]): void {
     for (const m of merged) {
