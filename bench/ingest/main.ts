@@ -9,7 +9,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import * as http from 'node:http';
-import { chmodSync, closeSync, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync } from 'node:fs';
+import { chmodSync, closeSync, mkdirSync, mkdtempSync, openSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { cpus, tmpdir } from 'node:os';
 import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
@@ -57,13 +57,16 @@ interface Target {
   url: string;
   apiKey: string;
   /** ClickHouse for the ceiling: the same engine the service writes to. */
-  ceiling(rows: Buffer, count: number): Promise<number>;
+  /** Seconds per insert of the ceiling's body, and the CPU this process spent per insert (µs). */
+  ceiling(rows: Buffer, count: number): Promise<{ seconds: number; cpuMicros: number }>;
   /** A folder of this run's for the machine probe's files (removed with the target). */
   scratch: string;
   /** CPU time the service process has used so far, in microseconds (standalone started here only). */
   serviceCpuMicros?(): number;
   /** Minor page faults of the service process so far (standalone). */
   serviceFaults?(): number;
+  /** CPU time so far of the service's threads by group, in microseconds (standalone). */
+  serviceThreads?(): Record<string, number>;
   stop(): Promise<void>;
 }
 
@@ -87,6 +90,7 @@ async function standaloneTarget(args: Args): Promise<Target> {
     scratch: join(dir, 'probe'),
     serviceCpuMicros: svc.child?.pid ? () => processCpuMicros(svc.child!.pid!) : undefined,
     serviceFaults: svc.child?.pid ? () => processFaults(svc.child!.pid!) : undefined,
+    serviceThreads: svc.child?.pid ? () => threadGroupMicros(svc.child!.pid!) : undefined,
     async stop() {
       await svc.stop();
       await ch.close();
@@ -116,19 +120,23 @@ async function clusterTarget(): Promise<Target> {
 /** Timed inserts of the ceiling's body after one untimed warm-up of the same size. */
 const CEILING_TIMED_INSERTS = 3;
 
-async function timedInsert(ch: ClickHouse, rows: Buffer, table: string): Promise<number> {
+async function timedInsert(ch: ClickHouse, rows: Buffer, table: string): Promise<{ seconds: number; cpuMicros: number }> {
   // The rows as the writer writes them, so with the same insert settings (JSON objects read as String).
   // The first insert of a body this size into a fresh engine runs 1.5-3x slower than the next ones
   // (allocator and page cache warm-up), while the service's engine is warm: measuring that one would
   // understate the ceiling. So one untimed warm-up of the whole body, then the median of the next three.
   await ch.insertJsonEachRow(table, rows, RUN_ROW_INSERT_SETTINGS);
   const times: number[] = [];
+  const cpu: number[] = [];
   for (let i = 0; i < CEILING_TIMED_INSERTS; i++) {
     const t0 = performance.now();
+    const c0 = process.cpuUsage();
     await ch.insertJsonEachRow(table, rows, RUN_ROW_INSERT_SETTINGS);
+    const c = process.cpuUsage(c0);
     times.push((performance.now() - t0) / 1000);
+    cpu.push(c.user + c.system);
   }
-  return median(times);
+  return { seconds: median(times), cpuMicros: median(cpu) };
 }
 
 /**
@@ -170,7 +178,7 @@ async function once(target: Target, args: Args, round_: number): Promise<Record<
   // The ceiling first, while the engines are idle: the same final rows, one body, straight in.
   const created = await fetchOnce(`${target.url}/sessions`, { method: 'POST', headers, body: JSON.stringify({ name: project }) });
   const { tenant_id: tenant, id: sessionId } = (await created.json()) as { tenant_id: string; id: string };
-  const ceilingSeconds = await target.ceiling(ceilingRows(runs, tenant, sessionId), runs.length);
+  const { seconds: ceilingSeconds, cpuMicros: ceilingCpu } = await target.ceiling(ceilingRows(runs, tenant, sessionId), runs.length);
   const acks: number[] = [];
   const lags: number[] = [];
   const lagChecks: Promise<void>[] = [];
@@ -197,6 +205,7 @@ async function once(target: Target, args: Args, round_: number): Promise<Record<
   const cpu0 = process.cpuUsage();
   const serviceCpu0 = target.serviceCpuMicros?.();
   const serviceFaults0 = target.serviceFaults?.();
+  const threads0 = target.serviceThreads?.();
   const machine0 = machineTicks();
   const t0 = performance.now();
   const deadline = Date.now() + 30 * 60_000;
@@ -252,6 +261,9 @@ async function once(target: Target, args: Args, round_: number): Promise<Record<
   }
   const serviceCpu = serviceCpu0 === undefined ? undefined : target.serviceCpuMicros!() - serviceCpu0;
   const serviceFaults = serviceFaults0 === undefined ? undefined : target.serviceFaults!() - serviceFaults0;
+  const threads1 = target.serviceThreads?.();
+  const threads: Record<string, number> = {};
+  if (threads0 && threads1) for (const g of THREAD_GROUPS) threads[`service_${g}_us_per_run`] = Math.round(((threads1[g] ?? 0) - (threads0[g] ?? 0)) / args.runs);
   const machine1 = machineTicks();
   await Promise.all(lagChecks);
   const seconds = (visibleAt - t0) / 1000;
@@ -266,12 +278,17 @@ async function once(target: Target, args: Args, round_: number): Promise<Record<
     lag_samples: lags.length,
     ceiling_runs_per_s: Math.round(ceiling),
     ratio_to_ceiling: round(e2e / ceiling, 3),
+    // CPU the engine spent per row on the ceiling's insert (all its threads, in this process; embedded
+    // engine only: over HTTP the server's CPU is elsewhere). The floor under any end-to-end run's cost.
+    ...(ceilingCpu > 0 && args.mode === 'standalone' ? { ceiling_cpu_us_per_run: round(ceilingCpu / args.runs, 1) } : {}),
     // CPU this load generator (sending, probes) spent per run while loading: taken from the same cores as the service's.
     client_cpu_us_per_run: Math.round((clientCpu.user + clientCpu.system) / args.runs),
     // CPU the service process (all its threads: JS, garbage collector, chDB) spent per run, until the round was visible.
     ...(serviceCpu === undefined ? {} : { service_cpu_us_per_run: Math.round(serviceCpu / args.runs) }),
     // Minor page faults the service took per run (each costs 10-25 µs on this machine's hypervisor, see page_fault_us).
     ...(serviceFaults === undefined ? {} : { service_faults_per_run: round(serviceFaults / args.runs, 2) }),
+    // The same CPU by thread (see threadGroupMicros): js, engine (statements), merges, gc_helpers, other.
+    ...threads,
     // Share of the machine's CPU time left idle during the round (both cores).
     machine_idle_pct: round((100 * (machine1.idle - machine0.idle)) / Math.max(1, machine1.total - machine0.total), 1),
     ...probe,
@@ -347,6 +364,40 @@ function processCpuMicros(pid: number): number {
   const fields = procStat(pid);
   // fields[11], fields[12]: utime, stime in clock ticks (USER_HZ, 100 on Linux)
   return ((Number(fields[11]) + Number(fields[12])) * 1e6) / 100;
+}
+
+const THREAD_GROUPS = ['js', 'engine', 'merges', 'gc_helpers', 'other'] as const;
+
+/**
+ * CPU time of a process's threads by group, in microseconds, from /proc/<pid>/task: js is the main
+ * thread; gc_helpers the threads Node names like itself (V8's platform workers: garbage collection
+ * and compilation); merges ClickHouse's MergeMutate pool; engine the threads that run chDB's
+ * statements (the libuv pool's threads, which the engine renames, and its query pipeline threads);
+ * other the rest (background schedules, Node's libuv-named helpers). Threads that ended during the
+ * round are not counted.
+ */
+function threadGroupMicros(pid: number): Record<string, number> {
+  const out: Record<string, number> = {};
+  let tids: string[] = [];
+  try {
+    tids = readdirSync(`/proc/${pid}/task`);
+  } catch {
+    return out;
+  }
+  for (const tid of tids) {
+    let stat: string;
+    try {
+      stat = readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8');
+    } catch {
+      continue; // ended meanwhile
+    }
+    const name = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
+    const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    const group =
+      Number(tid) === pid ? 'js' : name === 'node' ? 'gc_helpers' : name.startsWith('MergeMutate') ? 'merges' : name === 'Unknown' || name.startsWith('QueryPipeline') || name.startsWith('ThreadPool') ? 'engine' : 'other';
+    out[group] = (out[group] ?? 0) + ((Number(f[11]) + Number(f[12])) * 1e6) / 100;
+  }
+  return out;
 }
 
 /** Minor page faults of a process (all threads). */
