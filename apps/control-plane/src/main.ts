@@ -1,22 +1,18 @@
 import 'reflect-metadata';
 import { createHash } from 'node:crypto';
-import { z } from 'zod';
 import { runBusService } from '@th/bus';
-import { loadConfig, secret } from '@th/config';
+import { loadConfig } from '@th/config';
 import { openServiceDataSource } from '@th/database';
 import {
   CONTROL_PLANE_ENTITIES,
   CONTROL_PLANE_MIGRATIONS,
   CONTROL_PLANE_SCHEMA,
   ControlPlaneModule,
-  controlPlaneConfigShape,
   controlPlaneOptionsFromConfig,
 } from '@th/control-plane';
+import { controlPlaneAppConfigSchema } from './config';
 
-const config = loadConfig(
-  z.object({ ...controlPlaneConfigShape, DATABASE_URL: secret(z.string().url()), DATA_DIR: z.string().default('./.data'), INTERNAL_SIGNING_KEY: secret(z.string().min(16)) }),
-  process.env,
-);
+const config = loadConfig(controlPlaneAppConfigSchema, process.env);
 
 runBusService(
   'control-plane',

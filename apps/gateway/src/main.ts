@@ -1,41 +1,16 @@
 import 'reflect-metadata';
 import { Module } from '@nestjs/common';
 import { APP_GUARD } from '@nestjs/core';
-import { z } from 'zod';
 import { AuthGuard, IDENTITY_RESOLVER } from '@th/auth';
 import { BusModule, EventBus, kafkaOptionsFromConfig } from '@th/bus';
-import { bool, commonConfigShape, internalAuthShape, kafkaConfigShape, loadConfig, port, secret } from '@th/config';
+import { loadConfig } from '@th/config';
 import { openServiceDataSource } from '@th/database';
-import { GATEWAY_ENTITIES, GATEWAY_MIGRATIONS, GatewayModule, IdentityService, gatewayProxy, serveProxiedRoutesFirst } from '@th/gateway';
-import { createRedisRateLimiter, rateLimitConfigShape, redisRateLimitConfigShape } from '@th/gateway';
+import { GATEWAY_ENTITIES, GATEWAY_MIGRATIONS, GatewayModule, IdentityService, createRedisRateLimiter, gatewayProxy, serveProxiedRoutesFirst } from '@th/gateway';
 import { HealthModule, createHttpApp, listen, runUntilSignal } from '@th/platform';
-
-const configSchema = z.object({
-  ...commonConfigShape,
-  ...internalAuthShape,
-  // The gateway publishes the audit events of the administration it serves.
-  ...kafkaConfigShape,
-  PORT: port(8080),
-  HOST: z.string().default('0.0.0.0'),
-  DATABASE_URL: secret(z.string().url()),
-  INGEST_URL: z.string().url(),
-  QUERY_URL: z.string().url(),
-  EXPORT_WORKER_URL: z.string().url().optional(),
-  AUDIT_URL: z.string().url().optional(),
-  CONTROL_PLANE_URL: z.string().url().optional(),
-  BOOTSTRAP_API_KEY: secret(z.string().min(8).optional()),
-  /** HS256 secret of session bearer tokens (POST /auth/login); without it bearer JWTs are refused. */
-  SESSION_SECRET: secret(z.string().min(32).optional()),
-  SESSION_TTL_SECONDS: z.coerce.number().int().min(60).default(12 * 3600),
-  DEFAULT_ORG_FEATURE_CAN_USE_AUDIT_LOGS: bool(false),
-  MAX_BODY_BYTES: z.coerce.number().int().min(1024).default(25 * 1024 * 1024),
-  INGEST_BATCH_SIZE_LIMIT: z.coerce.number().int().min(1).default(100),
-  ...rateLimitConfigShape,
-  ...redisRateLimitConfigShape,
-});
+import { gatewayConfigSchema } from './config';
 
 runUntilSignal('gateway', async () => {
-  const config = loadConfig(configSchema, process.env);
+  const config = loadConfig(gatewayConfigSchema, process.env);
   const db = await openServiceDataSource({ url: config.DATABASE_URL, schema: 'gateway', entities: GATEWAY_ENTITIES, migrations: GATEWAY_MIGRATIONS });
   // One resolver for the proxy (which runs before Nest routes) and the admin endpoints.
   const identity = new IdentityService(db, { sessionSecret: config.SESSION_SECRET, defaultCanUseAuditLogs: config.DEFAULT_ORG_FEATURE_CAN_USE_AUDIT_LOGS });

@@ -1,30 +1,19 @@
 import 'reflect-metadata';
 import { Module } from '@nestjs/common';
 import { APP_GUARD } from '@nestjs/core';
-import { z } from 'zod';
 import { AuthGuard, IDENTITY_RESOLVER, INTERNAL_SIGNING_KEY, SignedHeaderIdentityResolver } from '@th/auth';
 import { BusModule, kafkaOptionsFromConfig } from '@th/bus';
 import { ClickHouse, ClickHouseModule } from '@th/clickhouse';
-import { clickhouseConfigShape, commonConfigShape, internalAuthShape, kafkaConfigShape, loadConfig, port, secret } from '@th/config';
+import { loadConfig } from '@th/config';
 import { openServiceDataSource } from '@th/database';
 import { FeedbackModule, FeedbackQueryService } from '@th/feedback';
 import { HealthModule, createHttpApp, listen, runUntilSignal } from '@th/platform';
 import { ProjectsService, QUERY_ENTITIES, QUERY_MIGRATIONS, QueryModule, RunsService } from '@th/query';
 import { DATASETS_ENTITIES, DATASETS_MIGRATIONS, DATASETS_SCHEMA, DatasetsModule, ExperimentsModule } from '@th/datasets';
-
-const configSchema = z.object({
-  ...commonConfigShape,
-  ...internalAuthShape,
-  ...kafkaConfigShape,
-  ...clickhouseConfigShape,
-  PORT: port(8082),
-  HOST: z.string().default('0.0.0.0'),
-  DATABASE_URL: secret(z.string().url()),
-  MAX_BODY_BYTES: z.coerce.number().int().min(1024).default(25 * 1024 * 1024),
-});
+import { queryConfigSchema } from './config';
 
 runUntilSignal('query', async () => {
-  const config = loadConfig(configSchema, process.env);
+  const config = loadConfig(queryConfigSchema, process.env);
   const ch = await ClickHouse.fromConfig(config);
   const db = await openServiceDataSource({ url: config.DATABASE_URL, schema: 'query', entities: QUERY_ENTITIES, migrations: QUERY_MIGRATIONS });
   const datasetsDb = await openServiceDataSource({ url: config.DATABASE_URL, schema: DATASETS_SCHEMA, entities: DATASETS_ENTITIES, migrations: DATASETS_MIGRATIONS });

@@ -8,3 +8,4 @@ export * from './rate-limit-table';
 export * from './s3-server';
 export * from './ids';
 export * from './embedded-clickhouse';
+export * from './deploy-settings';

@@ -1,0 +1,15 @@
+import { z } from 'zod';
+import { busServiceConfigShape } from '@th/bus';
+import { port, secret } from '@th/config';
+import { controlPlaneConfigShape } from '@th/control-plane';
+
+/** The control plane's own settings (its bus service's settings are read by runBusService). */
+export const controlPlaneAppConfigSchema = z.object({
+  ...controlPlaneConfigShape,
+  DATABASE_URL: secret(z.string().url()),
+  DATA_DIR: z.string().default('./.data'),
+  INTERNAL_SIGNING_KEY: secret(z.string().min(16)),
+});
+
+/** Every setting the control-plane app reads from its environment: its own and its bus service's (config.spec.ts checks docker-compose.yml and deploy/k8s against it). */
+export const controlPlaneConfigSchema = z.object({ ...busServiceConfigShape, PORT: port(8083), ...controlPlaneAppConfigSchema.shape });
