@@ -1,14 +1,10 @@
 import { z } from 'zod';
-import { bool, commonConfigShape, internalAuthShape, kafkaConfigShape, port, secret } from '@th/config';
+import { bool, clusterServiceConfigShape, port, secret } from '@th/config';
 
 export const auditConfigSchema = z.object({
-  ...commonConfigShape,
-  ...internalAuthShape,
-  ...kafkaConfigShape,
+  ...clusterServiceConfigShape,
   PORT: port(8085),
-  HOST: z.string().default('0.0.0.0'),
   DATABASE_URL: secret(z.string().url()),
-  MAX_BODY_BYTES: z.coerce.number().int().min(1024).default(25 * 1024 * 1024),
   /** Audit logs for every non-personal organization that has no can_use_audit_logs setting of its own. */
   DEFAULT_ORG_FEATURE_CAN_USE_AUDIT_LOGS: bool(false),
   AUDIT_RETENTION_DAYS: z.coerce.number().int().min(1).max(400).default(400),

@@ -1,6 +1,5 @@
 import { z } from 'zod';
-import { busServiceConfigShape } from '@th/bus';
-import { port, secret } from '@th/config';
+import { clusterServiceConfigShape, port, secret } from '@th/config';
 import { controlPlaneConfigShape } from '@th/control-plane';
 
 /** The control plane's own settings (its bus service's settings are read by runBusService). */
@@ -12,4 +11,4 @@ export const controlPlaneAppConfigSchema = z.object({
 });
 
 /** Every setting the control-plane app reads from its environment: its own and its bus service's (config.spec.ts checks docker-compose.yml and deploy/k8s against it). */
-export const controlPlaneConfigSchema = z.object({ ...busServiceConfigShape, PORT: port(8083), ...controlPlaneAppConfigSchema.shape });
+export const controlPlaneConfigSchema = z.object({ ...clusterServiceConfigShape, PORT: port(8083), ...controlPlaneAppConfigSchema.shape });

@@ -1,14 +1,11 @@
 import { z } from 'zod';
-import { bool, clickhouseConfigShape, commonConfigShape, internalAuthShape, kafkaConfigShape, port, secret } from '@th/config';
+import { bool, clickhouseConfigShape, clusterServiceConfigShape, port, secret } from '@th/config';
 
 /** Every setting this app reads from its environment (docker-compose.yml and deploy/k8s set them; config.spec.ts checks both). */
 export const exportWorkerConfigSchema = z.object({
-  ...commonConfigShape,
-  ...internalAuthShape,
-  ...kafkaConfigShape,
+  ...clusterServiceConfigShape,
   ...clickhouseConfigShape,
   PORT: port(8084),
-  HOST: z.string().default('0.0.0.0'),
   DATABASE_URL: secret(z.string().url()),
   /** AES-GCM key of stored destination credentials: every export-worker replica needs the same value. */
   EXPORT_ENCRYPTION_KEY: secret(z.string().min(16)),
@@ -21,6 +18,5 @@ export const exportWorkerConfigSchema = z.object({
   EXPORT_CHUNK_ROWS: z.coerce.number().int().min(100).default(5_000),
   EXPORT_ROWS_PER_FILE: z.coerce.number().int().min(1).default(250_000),
   EXPORT_RETRY_DELAY_MS: z.coerce.number().int().min(0).default(30_000),
-  MAX_BODY_BYTES: z.coerce.number().int().min(1024).default(25 * 1024 * 1024),
 });
 export type ExportWorkerConfig = z.infer<typeof exportWorkerConfigSchema>;

@@ -1,15 +1,11 @@
 import { z } from 'zod';
-import { bool, commonConfigShape, internalAuthShape, kafkaConfigShape, port, secret } from '@th/config';
+import { bool, clusterServiceConfigShape, port, secret } from '@th/config';
 import { rateLimitConfigShape, redisRateLimitConfigShape } from '@th/gateway';
 
 /** Every setting this app reads from its environment (docker-compose.yml and deploy/k8s set them; config.spec.ts checks both). */
 export const gatewayConfigSchema = z.object({
-  ...commonConfigShape,
-  ...internalAuthShape,
-  // The gateway publishes the audit events of the administration it serves.
-  ...kafkaConfigShape,
+  ...clusterServiceConfigShape,
   PORT: port(8080),
-  HOST: z.string().default('0.0.0.0'),
   DATABASE_URL: secret(z.string().url()),
   INGEST_URL: z.string().url(),
   QUERY_URL: z.string().url(),
@@ -21,7 +17,6 @@ export const gatewayConfigSchema = z.object({
   SESSION_SECRET: secret(z.string().min(32).optional()),
   SESSION_TTL_SECONDS: z.coerce.number().int().min(60).default(12 * 3600),
   DEFAULT_ORG_FEATURE_CAN_USE_AUDIT_LOGS: bool(false),
-  MAX_BODY_BYTES: z.coerce.number().int().min(1024).default(25 * 1024 * 1024),
   INGEST_BATCH_SIZE_LIMIT: z.coerce.number().int().min(1).default(100),
   ...rateLimitConfigShape,
   ...redisRateLimitConfigShape,

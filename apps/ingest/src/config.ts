@@ -1,17 +1,13 @@
 import { z } from 'zod';
-import { bool, clickhouseConfigShape, commonConfigShape, internalAuthShape, kafkaConfigShape, port } from '@th/config';
+import { bool, clickhouseConfigShape, clusterServiceConfigShape, port } from '@th/config';
 
 /** Every setting this app reads from its environment (docker-compose.yml and deploy/k8s set them; config.spec.ts checks both). */
 export const ingestConfigSchema = z.object({
-  ...commonConfigShape,
-  ...internalAuthShape,
-  ...kafkaConfigShape,
+  ...clusterServiceConfigShape,
   ...clickhouseConfigShape,
   PORT: port(8081),
-  HOST: z.string().default('0.0.0.0'),
   QUERY_URL: z.string().url(),
   INGEST_WRITER: bool(true),
-  MAX_BODY_BYTES: z.coerce.number().int().min(1024).default(25 * 1024 * 1024),
   INGEST_BATCH_SIZE_LIMIT: z.coerce.number().int().min(1).default(100),
   WRITER_MAX_BATCH: z.coerce.number().int().min(1).default(20_000),
   WRITER_CACHE_ENTRIES: z.coerce.number().int().min(0).default(100_000),

@@ -2,19 +2,11 @@ import { Module, type DynamicModule, type Type } from '@nestjs/common';
 import { APP_GUARD } from '@nestjs/core';
 import { z } from 'zod';
 import { AuthGuard, IDENTITY_RESOLVER, INTERNAL_SIGNING_KEY, SignedHeaderIdentityResolver } from '@th/auth';
-import { commonConfigShape, internalAuthShape, kafkaConfigShape, loadConfig, port } from '@th/config';
+import { clusterServiceConfigShape, loadConfig, port } from '@th/config';
 import { HealthModule, createHttpApp, listen, runUntilSignal } from '@th/platform';
 import { EventBus } from './bus';
 import { BusModule } from './bus.module';
 import { kafkaOptionsFromConfig } from './kafka.bus';
-
-export const busServiceConfigShape = {
-  ...commonConfigShape,
-  ...internalAuthShape,
-  ...kafkaConfigShape,
-  HOST: z.string().default('0.0.0.0'),
-  MAX_BODY_BYTES: z.coerce.number().int().min(1024).default(25 * 1024 * 1024),
-};
 
 /**
  * Runs a service that talks to the others only over Kafka (and the gateway's signed identity):
@@ -22,7 +14,7 @@ export const busServiceConfigShape = {
  */
 export function runBusService(name: string, defaultPort: number, domain: Type<unknown> | DynamicModule): void {
   runUntilSignal(name, async () => {
-    const config = loadConfig(z.object({ ...busServiceConfigShape, PORT: port(defaultPort) }), process.env);
+    const config = loadConfig(z.object({ ...clusterServiceConfigShape, PORT: port(defaultPort) }), process.env);
     @Module({
       imports: [
         HealthModule,

@@ -83,3 +83,12 @@ export const clickhouseConfigShape = {
 export const internalAuthShape = {
   INTERNAL_SIGNING_KEY: secret(z.string().min(16)),
 };
+
+/** What every app of the cluster form reads: the shared settings, the identity key, Kafka, and its HTTP listener (PORT is each app's own). */
+export const clusterServiceConfigShape = {
+  ...commonConfigShape,
+  ...internalAuthShape,
+  ...kafkaConfigShape,
+  HOST: z.string().default('0.0.0.0'),
+  MAX_BODY_BYTES: z.coerce.number().int().min(1024).default(25 * 1024 * 1024),
+};
