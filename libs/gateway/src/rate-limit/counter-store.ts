@@ -159,6 +159,12 @@ export class RedisCounterStore implements CounterStore {
       // time per request (requests arrive spread out, so each would otherwise be its own syscall).
       enableAutoPipelining: true,
       connectTimeout: opts.connectTimeoutMs ?? 2_000,
+      // disconnect() ends the client's last socket and arms a timer (disconnectTimeout, 2 s by default) that
+      // destroys it unless its 'close' comes first. While Redis is unreachable (status 'reconnecting') that
+      // socket has already closed, so nothing clears the timer: close() would leave it keeping the process
+      // alive for 2 s. The store has nothing to drain when it disconnects (no offline queue; a ready client
+      // closes with QUIT), so the socket is destroyed at once.
+      disconnectTimeout: 0,
       retryStrategy: (times) => Math.min(100 * 2 ** Math.min(times, 5), 2_000),
     }) as RedisWithHit;
     this.redis.defineCommand('rlHit', { numberOfKeys: 1, lua: HIT_SCRIPT });
