@@ -2,7 +2,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { z } from 'zod';
-import { composeEnvironment, deploySources, deployedEnvironment, interpolateCompose, k8sEnvironment, settingsProblems } from './deploy-settings';
+import { composeEnvironment, deploySources, deployedEnvironment, interpolateCompose, k8sEnvironment, portProblems, settingsProblems } from './deploy-settings';
 
 describe('interpolateCompose', () => {
   it.each([
@@ -142,6 +142,65 @@ describe('deploySources and deployedEnvironment', () => {
     } finally {
       rmSync(root, { recursive: true, force: true });
     }
+  });
+});
+
+describe('portProblems', () => {
+  let root: string;
+  beforeEach(() => {
+    root = mkdtempSync(join(tmpdir(), 'th-ports-'));
+    mkdirSync(join(root, 'deploy', 'k8s'), { recursive: true });
+    writeFileSync(
+      join(root, 'docker-compose.yml'),
+      `services:
+  good:
+    expose: ["8081"]
+    ports: ["\${OUTSIDE:-9000}:8081", "127.0.0.1:9001:8081/tcp"]
+    healthcheck: { test: ["CMD", "node", "-e", "fetch('http://127.0.0.1:8081/health/ready')"] }
+  bad:
+    expose: [8082]
+    ports: ["9000:8083"]
+    healthcheck: { test: ["CMD", "curl", "http://localhost:8084/health"] }
+  none: {}
+`,
+    );
+    const manifest = (port: number, probePort: string | number) => `kind: Deployment
+spec:
+  template:
+    spec:
+      containers:
+        - name: app
+          ports: [{ name: http, containerPort: ${port} }]
+          readinessProbe: { httpGet: { path: /health/ready, port: ${probePort} } }
+          livenessProbe: { tcpSocket: { port: ${probePort} } }
+`;
+    writeFileSync(join(root, 'deploy', 'k8s', 'app.yaml'), manifest(8081, 'http'));
+    writeFileSync(join(root, 'deploy', 'k8s', 'numeric.yaml'), manifest(8081, 8081).replace('name: app', 'name: numeric'));
+    writeFileSync(join(root, 'deploy', 'k8s', 'wrong.yaml'), manifest(8090, 'web').replace('name: app', 'name: wrong'));
+  });
+  afterEach(() => rmSync(root, { recursive: true, force: true }));
+
+  it('accepts compose expose, ports and health check on the app port', () => {
+    expect(portProblems(root, 'docker-compose.yml', 'good', 8081)).toEqual([]);
+  });
+
+  it('names every compose port that is another', () => {
+    expect(portProblems(root, 'docker-compose.yml', 'bad', 8081)).toEqual([
+      'docker-compose.yml: expose 8082, while bad listens on 8081',
+      'docker-compose.yml: ports 9000:8083, while bad listens on 8081',
+      'docker-compose.yml: healthcheck localhost:8084, while bad listens on 8081',
+    ]);
+    expect(portProblems(root, 'docker-compose.yml', 'none', 8081)).toEqual(['docker-compose.yml: no expose or ports, while none listens on 8081']);
+  });
+
+  it('resolves probe ports by name or number against the container port', () => {
+    expect(portProblems(root, 'deploy/k8s/app.yaml', 'app', 8081)).toEqual([]);
+    expect(portProblems(root, 'deploy/k8s/numeric.yaml', 'numeric', 8081)).toEqual([]);
+    expect(portProblems(root, 'deploy/k8s/wrong.yaml', 'wrong', 8081)).toEqual([
+      'deploy/k8s/wrong.yaml: containerPort 8090, while wrong listens on 8081',
+      'deploy/k8s/wrong.yaml: readinessProbe port web, while wrong listens on 8081',
+      'deploy/k8s/wrong.yaml: livenessProbe port web, while wrong listens on 8081',
+    ]);
   });
 });
 

@@ -63,8 +63,16 @@ interface K8sKeyRef {
   key: string;
   optional?: boolean;
 }
+interface K8sProbe {
+  httpGet?: { port?: number | string };
+  tcpSocket?: { port?: number | string };
+}
 interface K8sContainer {
   name: string;
+  ports?: { name?: string; containerPort: number }[];
+  startupProbe?: K8sProbe;
+  readinessProbe?: K8sProbe;
+  livenessProbe?: K8sProbe;
   env?: { name: string; value?: unknown; valueFrom?: { configMapKeyRef?: K8sKeyRef; secretKeyRef?: K8sKeyRef } }[];
   envFrom?: { configMapRef?: { name: string; optional?: boolean }; secretRef?: { name: string; optional?: boolean } }[];
 }
@@ -79,6 +87,13 @@ function k8sObjects(dir: string): { file: string; obj: K8sObject }[] {
     }
   }
   return out;
+}
+
+function appContainer(objects: { file: string; obj: K8sObject }[], app: string): K8sContainer {
+  const workloads = objects.filter(({ file, obj }) => file === `${app}.yaml` && ['Deployment', 'StatefulSet', 'DaemonSet'].includes(obj.kind ?? ''));
+  const container = workloads.flatMap(({ obj }) => obj.spec?.template?.spec?.containers ?? []).find((c) => c.name === app);
+  if (!container) throw new Error(`${app}.yaml has no workload with a container named ${app}`);
+  return container;
 }
 
 /**
@@ -97,9 +112,7 @@ export function k8sEnvironment(dir: string, app: string): Record<string, string>
     for (const [k, v] of Object.entries(obj.stringData ?? {})) values[k] = String(v ?? '');
     maps.set(`${obj.kind}/${obj.metadata?.name}`, values);
   }
-  const workloads = objects.filter(({ file, obj }) => file === `${app}.yaml` && ['Deployment', 'StatefulSet', 'DaemonSet'].includes(obj.kind ?? ''));
-  const container = workloads.flatMap(({ obj }) => obj.spec?.template?.spec?.containers ?? []).find((c) => c.name === app);
-  if (!container) throw new Error(`${app}.yaml has no workload with a container named ${app}`);
+  const container = appContainer(objects, app);
   const env: Record<string, string> = {};
   const lookup = (kind: 'ConfigMap' | 'Secret', ref: { name: string; optional?: boolean }) => {
     const map = maps.get(`${kind}/${ref.name}`);
@@ -140,6 +153,45 @@ export function deployedEnvironment(root: string, source: string, app: string): 
     : k8sEnvironment(join(root, 'deploy', 'k8s'), app);
 }
 
+/**
+ * Where `source` (one of deploySources) points at another port than `port`, the one the app listens on:
+ * compose's `expose`, the container side of `ports` and the health check's URL; the manifest's
+ * containerPort and its probes (by number or by the container port's name).
+ */
+export function portProblems(root: string, source: string, app: string, port: number): string[] {
+  const problems: string[] = [];
+  if (source === 'docker-compose.yml') {
+    const doc = parse(readFileSync(join(root, source), 'utf8'), { merge: true }) as { services?: Record<string, ComposeService> };
+    const svc = doc.services?.[app] ?? {};
+    for (const e of svc.expose ?? []) if (Number(e) !== port) problems.push(`expose ${e}`);
+    for (const p of svc.ports ?? []) {
+      const inside = Number(interpolateCompose(String(p)).split(':').pop()!.split('/')[0]);
+      if (inside !== port) problems.push(`ports ${p}`);
+    }
+    const check = (svc.healthcheck?.test ?? []).join(' ');
+    for (const m of check.matchAll(/(?:127\.0\.0\.1|localhost):(\d+)/g)) if (Number(m[1]) !== port) problems.push(`healthcheck ${m[0]}`);
+    if (!svc.expose?.length && !svc.ports?.length) problems.push('no expose or ports');
+  } else {
+    const container = appContainer(k8sObjects(join(root, 'deploy', 'k8s')), app);
+    const named = new Map((container.ports ?? []).map((p) => [p.name, p.containerPort]));
+    if (!(container.ports ?? []).some((p) => p.containerPort === port)) problems.push(`containerPort ${(container.ports ?? []).map((p) => p.containerPort).join(', ') || 'none'}`);
+    for (const kind of ['startupProbe', 'readinessProbe', 'livenessProbe'] as const) {
+      const probe = container[kind];
+      const ref = probe?.httpGet?.port ?? probe?.tcpSocket?.port;
+      if (ref === undefined) continue;
+      const resolved = typeof ref === 'number' ? ref : /^\d+$/.test(ref) ? Number(ref) : named.get(ref);
+      if (resolved !== port) problems.push(`${kind} port ${ref}`);
+    }
+  }
+  return problems.map((p) => `${source}: ${p}, while ${app} listens on ${port}`);
+}
+
+interface ComposeService {
+  expose?: (string | number)[];
+  ports?: (string | number)[];
+  healthcheck?: { test?: string[] };
+}
+
 /** Why `env` would not do for an app with this config schema: settings it does not read, and what loadConfig refuses. Empty when it would. */
 export function settingsProblems(schema: z.ZodObject<z.ZodRawShape>, env: Record<string, string>): string[] {
   const known = new Set(Object.keys(schema.shape));
@@ -169,6 +221,11 @@ export function describeDeployedSettings(root: string, app: string, schema: z.Zo
       const env = deployedEnvironment(root, source, app);
       expect(env).toBeDefined();
       expect(settingsProblems(schema, env!)).toEqual([]);
+    });
+    it.each(sources)('%s: the ports and health checks are the port the app listens on', (source) => {
+      const { PORT } = loadConfig(schema, deployedEnvironment(root, source, app)!) as { PORT?: unknown };
+      expect(typeof PORT).toBe('number');
+      expect(portProblems(root, source, app, PORT as number)).toEqual([]);
     });
   });
 }
