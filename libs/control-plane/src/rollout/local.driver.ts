@@ -1,14 +1,13 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdirSync, openSync, closeSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { Client } from 'pg';
 import * as tar from 'tar';
 import type { Secret } from '@th/contracts';
 import { freePort } from '@th/platform';
 import type { DeploymentRow, DeploymentRuntime, RevisionRow } from '../deployments/deployments.repository';
 import type { UploadsRepository } from '../uploads/uploads.repository';
+import { FrontProxy } from './front-proxy';
 import { RolloutError, type BuildResult, type DeployResult, type RolloutDriver, type SaveRuntime } from './driver';
 
 export interface LocalDriverOptions {
@@ -52,48 +51,6 @@ function alive(pid: number): boolean {
     return true;
   } catch {
     return false;
-  }
-}
-
-/**
- * A stable address per deployment that forwards each HTTP request to whichever revision's server is active.
- * Per request (not per connection), so a client's kept-alive connection survives the switch to a new revision.
- */
-class FrontProxy {
-  private target: number | null = null;
-  private readonly server: http.Server;
-  private readonly agent = new http.Agent({ keepAlive: true, maxSockets: 64 });
-  constructor() {
-    this.server = http.createServer((req, res) => {
-      if (this.target === null) {
-        res.writeHead(503, { 'content-type': 'application/json' }).end('{"detail":"No revision is deployed yet"}');
-        req.resume();
-        return;
-      }
-      const up = http.request({ host: '127.0.0.1', port: this.target, method: req.method, path: req.url, headers: req.headers, agent: this.agent }, (r) => {
-        res.writeHead(r.statusCode ?? 502, r.headers);
-        r.pipe(res);
-      });
-      up.on('error', (err) => {
-        if (!res.headersSent) res.writeHead(502, { 'content-type': 'application/json' }).end(JSON.stringify({ detail: `agent server unavailable: ${err.message}` }));
-        else res.destroy();
-      });
-      req.pipe(up);
-    });
-  }
-  listen(host: string, port: number): Promise<number> {
-    return new Promise((res, rej) => {
-      this.server.once('error', rej);
-      this.server.listen(port, host, () => res((this.server.address() as AddressInfo).port));
-    });
-  }
-  point(port: number | null): void {
-    this.target = port;
-  }
-  close(): Promise<void> {
-    this.server.closeAllConnections();
-    this.agent.destroy();
-    return new Promise((r) => this.server.close(() => r()));
   }
 }
 
