@@ -37,7 +37,7 @@ export const standaloneConfigSchema = z.object({
   EXPORT_RETRY_DELAY_MS: z.coerce.number().int().min(0).default(30_000),
   /** Rate limits with counters in this process (RATE_LIMIT_ENABLED, _REGION, _TRUSTED_PROXIES, _OVERRIDES). */
   ...rateLimitConfigShape,
-  /** The deployment control plane (CONTROL_PLANE_*, AGENT_*, ROLLOUT_*...; see the control-plane README section). */
+  /** The deployment control plane (CONTROL_PLANE_*, AGENT_*, ROLLOUT_*...; see docs/control-plane.md). */
   ...controlPlaneConfigShape,
   /** Audit logs for every non-personal organization that has no can_use_audit_logs setting of its own. */
   DEFAULT_ORG_FEATURE_CAN_USE_AUDIT_LOGS: bool(false),
