@@ -1,3 +1,4 @@
+import { Logger } from '@nestjs/common';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { pipeline } from 'node:stream';
@@ -41,6 +42,7 @@ function endToEnd(headers: http.IncomingHttpHeaders): http.OutgoingHttpHeaders {
  * the client's response destroyed (the client sees a cut, not a short answer).
  */
 export class FrontProxy {
+  private readonly logger = new Logger('front-proxy');
   private target: number | null = null;
   private readonly server: http.Server;
   /**
@@ -80,7 +82,7 @@ export class FrontProxy {
     res.once('close', () => {
       if (!res.writableFinished) up.destroy();
     });
-    req.once('error', () => up.destroy());
+    req.on('error', () => up.destroy());
     up.once('response', (r) => {
       res.writeHead(r.statusCode ?? 502, endToEnd(r.headers));
       res.flushHeaders(); // an event stream's headers go out at once, as its server sent them (not with the first event)
@@ -92,7 +94,7 @@ export class FrontProxy {
         }
       });
     });
-    up.once('error', (err) => {
+    up.on('error', (err) => {
       if (res.headersSent || res.destroyed) {
         res.destroy();
         return;
@@ -107,7 +109,13 @@ export class FrontProxy {
   listen(host: string, port: number): Promise<number> {
     return new Promise((res, rej) => {
       this.server.once('error', rej);
-      this.server.listen(port, host, () => res((this.server.address() as AddressInfo).port));
+      this.server.listen(port, host, () => {
+        const bound = (this.server.address() as AddressInfo).port;
+        this.server.off('error', rej);
+        // Later errors (accept failing for lack of descriptors, say) are the address's, not the control plane's to die of.
+        this.server.on('error', (err) => this.logger.error({ msg: 'deployment address error', port: bound, error: err.message }));
+        res(bound);
+      });
     });
   }
 
