@@ -3,6 +3,7 @@ import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { gzipSync } from 'node:zlib';
 import { createTestDatabase, freePort, startAppProcess, startKafka, type AppProcess, type KafkaServer } from '@th/testing';
 
 // The cluster form: Kafka, the control-plane app and the gateway as their own OS processes (after `npm run build`);
@@ -112,5 +113,22 @@ module.exports.graph = new StateGraph(MessagesAnnotation).addNode('echo', async 
       if (gone !== 404) await new Promise((r) => setTimeout(r, 100));
     }
     expect(gone).toBe(404);
+  });
+
+  it('an upload PUT through the gateway is taken as bytes with any Content-Type, or none', async () => {
+    const created = await api('/v2/deployments', {
+      method: 'POST',
+      json: { name: 'cluster-upload', source: 'internal_source', source_config: {}, source_revision_config: { langgraph_config_path: 'langgraph.json' }, secrets: [] },
+    });
+    expect(created.status).toBe(201);
+    const tarball = gzipSync(Buffer.from('not a real tar, but gzipped'));
+    // {}: Node's fetch sends a Buffer body with no Content-Type, as `curl -T` does.
+    for (const headers of [{}, { 'content-type': 'application/octet-stream' }] as Record<string, string>[]) {
+      const issued = await api(`/deployments/${created.body.id}/upload-url`, { method: 'POST' });
+      expect(issued.status).toBe(200);
+      const put = await fetch(`${gateway.url}${new URL(issued.body.upload_url as string).pathname}`, { method: 'PUT', headers, body: tarball });
+      expect([headers['content-type'] ?? 'none', put.status, await put.json()]).toEqual([headers['content-type'] ?? 'none', 200, { object_path: issued.body.object_path }]);
+    }
+    expect((await api(`/v2/deployments/${created.body.id}`, { method: 'DELETE' })).status).toBe(202);
   });
 });

@@ -19,6 +19,7 @@ import { RunWebhooks } from './webhook';
 /** Everything one agent-server process owns, started in order and closed in reverse. */
 export class AgentRuntime {
   private readonly logger = new Logger('agent-server');
+  private stopping: Promise<void> | null = null;
 
   private constructor(
     readonly pool: Pool,
@@ -71,10 +72,19 @@ export class AgentRuntime {
     await this.pool.query('SELECT 1');
   }
 
-  /** Stop firing crons, stop taking runs (finishing the running ones briefly), deliver webhooks under way, flush traces, close connections. */
+  /**
+   * Stop firing crons and taking runs (finishing the running ones briefly). First on shutdown, before the HTTP
+   * server drains: the revisions of a deployment share its queue, so a replaced one whose clients still hold
+   * streams would otherwise keep taking the runs its successor creates (with its old code and secrets).
+   */
+  stopTakingWork(graceMs = 10_000): Promise<void> {
+    this.stopping ??= this.scheduler.stop().then(() => this.worker.stop(graceMs));
+    return this.stopping;
+  }
+
+  /** Stop taking work, deliver webhooks under way, flush traces, close connections. */
   async close(graceMs = 10_000): Promise<void> {
-    await this.scheduler.stop();
-    await this.worker.stop(graceMs);
+    await this.stopTakingWork(graceMs);
     await this.webhooks.close();
     if (this.tracing) await this.tracing.flush().catch((err: Error) => this.logger.warn({ msg: 'trace flush failed', error: err.message }));
     await this.notifier.close();

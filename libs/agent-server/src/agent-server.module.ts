@@ -1,4 +1,4 @@
-import { Inject, Injectable, Module, type DynamicModule, type OnApplicationShutdown, type OnModuleInit } from '@nestjs/common';
+import { Inject, Injectable, Module, type BeforeApplicationShutdown, type DynamicModule, type OnApplicationShutdown, type OnModuleInit } from '@nestjs/common';
 import { HealthRegistry } from '@th/platform';
 import { AGENT_SERVER_CONFIG, type AgentServerConfig } from './agent-server.config';
 import { AGENT_SERVICE, AssistantsController, HealthOkController, RunsController, ThreadsController } from './agent.controllers';
@@ -9,7 +9,7 @@ import { STORE_SERVICE, StoreController } from './store.controller';
 const AGENT_RUNTIME = Symbol('AGENT_RUNTIME');
 
 @Injectable()
-class AgentLifecycle implements OnModuleInit, OnApplicationShutdown {
+class AgentLifecycle implements OnModuleInit, BeforeApplicationShutdown, OnApplicationShutdown {
   constructor(
     @Inject(AGENT_RUNTIME) private readonly runtime: AgentRuntime,
     private readonly health: HealthRegistry,
@@ -17,6 +17,11 @@ class AgentLifecycle implements OnModuleInit, OnApplicationShutdown {
 
   onModuleInit(): void {
     this.health.register({ name: 'postgres', check: () => this.runtime.ready() });
+  }
+
+  /** Nest closes the HTTP server (waiting for open streams) between this hook and the next. */
+  async beforeApplicationShutdown(): Promise<void> {
+    await this.runtime.stopTakingWork();
   }
 
   async onApplicationShutdown(): Promise<void> {

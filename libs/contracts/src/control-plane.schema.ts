@@ -3,6 +3,9 @@ import { uuid } from './common.schema';
 
 /** The deployment control plane ({control_plane_url}): deployments, revisions, listeners, integrations, uploads. */
 
+/** Where issued upload URLs live (PUT {UPLOADS_PATH}/{object_path}); their bodies are bytes, whatever their Content-Type. */
+export const UPLOADS_PATH = '/v2/uploads';
+
 export const DEPLOYMENT_SOURCES = ['git_host', 'external_docker', 'internal_docker', 'internal_source'] as const;
 export const deploymentSourceSchema = z.enum(DEPLOYMENT_SOURCES);
 export type DeploymentSource = z.infer<typeof deploymentSourceSchema>;

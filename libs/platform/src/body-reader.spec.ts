@@ -2,6 +2,7 @@ import * as http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { gzipSync } from 'node:zlib';
 import express from 'express';
+import { UPLOADS_PATH } from '@th/contracts';
 import { bodyReader, utf8Text, type RawBodyRequest } from './body-reader';
 
 describe('utf8Text', () => {
@@ -24,10 +25,12 @@ describe('bodyReader on an HTTP server', () => {
   beforeAll(async () => {
     const app = express();
     app.use(bodyReader(4096));
-    app.post('/echo', (req: RawBodyRequest, res) => {
+    const echo = (req: RawBodyRequest, res: express.Response) => {
       seen.push({ body: req.body, raw: req.rawBody });
       res.json({ body: req.body, raw: req.rawBody?.toString('base64') ?? null });
-    });
+    };
+    app.post('/echo', echo);
+    app.post(new RegExp(`^${UPLOADS_PATH}/`), echo);
     app.post('/replace', (req: RawBodyRequest, res) => {
       req.rawBody = Buffer.from('replaced');
       res.json({ raw: req.rawBody.toString() });
@@ -40,10 +43,11 @@ describe('bodyReader on an HTTP server', () => {
     await new Promise<void>((resolve) => server.close(() => resolve()));
   });
 
-  /** Sends the body in the given pieces (chunked encoding, each piece its own write and TCP send). */
+  /** Sends the body in the given pieces (chunked encoding, each piece its own write and TCP send); a header given as '' is not sent. */
   const send = (path: string, pieces: Buffer[], headers: Record<string, string> = {}) =>
     new Promise<{ status: number; json: Record<string, unknown> }>((resolve, reject) => {
-      const req = http.request({ host: '127.0.0.1', port, path, method: 'POST', headers: { 'content-type': 'application/json', ...headers } }, (res) => {
+      const sent = Object.fromEntries(Object.entries({ 'content-type': 'application/json', ...headers }).filter(([, v]) => v !== ''));
+      const req = http.request({ host: '127.0.0.1', port, path, method: 'POST', headers: sent }, (res) => {
         const parts: Buffer[] = [];
         res.on('data', (d: Buffer) => parts.push(d));
         res.on('end', () => resolve({ status: res.statusCode ?? 0, json: JSON.parse(Buffer.concat(parts).toString()) as Record<string, unknown> }));
@@ -89,6 +93,18 @@ describe('bodyReader on an HTTP server', () => {
     const big = await send('/echo', [Buffer.alloc(3000, 0x20), Buffer.alloc(3000, 0x20)]);
     expect(big.status).toBe(413);
     expect(seen.length).toBe(before); // neither reached the route
+  });
+
+  it('keeps an upload raw whatever its Content-Type, or with none; elsewhere no Content-Type still means JSON', async () => {
+    const bytes = Buffer.from([0x1f, 0x8b, 0x08, 0x00, 0xff, 0x7b, 0x22]); // gzip magic, then bytes that are no JSON
+    for (const type of ['', 'application/octet-stream', 'application/json', 'text/plain']) {
+      const r = await send(`${UPLOADS_PATH}/deployments/x/sources/y.tar.gz`, [bytes], { 'content-type': type });
+      expect([type, r.status]).toEqual([type, 200]);
+      expect(r.json.body).toBeUndefined();
+      expect(Buffer.from(r.json.raw as string, 'base64').equals(bytes)).toBe(true);
+    }
+    expect((await send('/echo', [bytes], { 'content-type': '' })).status).toBe(422);
+    expect((await send('/echo', [Buffer.from('{"a":1}')], { 'content-type': '' })).json.body).toEqual({ a: 1 });
   });
 
   it('leaves an empty body undefined', async () => {

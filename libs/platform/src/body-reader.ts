@@ -2,6 +2,7 @@ import { StringDecoder } from 'node:string_decoder';
 import * as zlib from 'node:zlib';
 import type { NextFunction, Request, Response } from 'express';
 import { decompress as zstdDecompress } from 'fzstd';
+import { UPLOADS_PATH } from '@th/contracts';
 
 export interface RawBodyRequest extends Request {
   rawBody?: Buffer;
@@ -62,9 +63,12 @@ function setLazyRawBody(req: RawBodyRequest, chunks: Buffer[], size: number): vo
   });
 }
 
+/** Upload bodies are files: raw whatever their Content-Type, or without one (`curl -T`, fetch with a Buffer). */
+const isUpload = (url: string) => url.startsWith(`${UPLOADS_PATH}/`);
+
 /**
  * Reads the whole request body (chunked or not) within a byte limit, undoes gzip/deflate/br/zstd,
- * and parses JSON bodies. Multipart bodies stay raw in `req.rawBody` for the route to parse.
+ * and parses JSON bodies. Multipart bodies and uploads stay raw in `req.rawBody` for the route.
  */
 export function bodyReader(limitBytes: number) {
   return (req: RawBodyRequest, res: Response, next: NextFunction): void => {
@@ -101,7 +105,7 @@ export function bodyReader(limitBytes: number) {
       if (aborted) return;
       const encoding = String(req.headers['content-encoding'] ?? 'identity').trim().toLowerCase();
       const type = String(req.headers['content-type'] ?? '').toLowerCase();
-      const json = type === '' || type.includes('json');
+      const json = !isUpload(req.url) && (type === '' || type.includes('json'));
       // The JSON text to parse (null: an empty body).
       let text: string | null = null;
       if (json && (encoding === 'identity' || encoding === '')) {

@@ -7,6 +7,7 @@ import {
   deploymentPatchRequestSchema,
   revisionIdParamSchema,
   revisionListQuerySchema,
+  UPLOADS_PATH,
   type Deployment,
   type DeploymentList,
   type Identity,
@@ -93,7 +94,7 @@ export class UnversionedUploadUrlController {
 }
 
 /** The issued upload URL: the unguessable object path is the credential, like a presigned object-store URL. */
-@Controller('v2/uploads')
+@Controller(UPLOADS_PATH)
 export class UploadsController {
   constructor(private readonly deployments: DeploymentsService) {}
 
@@ -101,7 +102,7 @@ export class UploadsController {
   @Public()
   @HttpCode(200)
   async put(@Req() req: RawBodyRequest): Promise<{ object_path: string }> {
-    const objectPath = req.path.replace(/^\/v2\/uploads\//, '');
+    const objectPath = req.path.slice(UPLOADS_PATH.length + 1);
     if (!/^deployments\/[0-9a-f-]{36}\/sources\/[0-9a-f-]{36}-[0-9a-f]{32}\.tar\.gz$/.test(objectPath)) throw badRequest('Not an issued object path');
     await this.deployments.storeUpload(objectPath, req.rawBody ?? Buffer.alloc(0));
     return { object_path: objectPath };

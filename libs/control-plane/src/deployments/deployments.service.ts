@@ -2,6 +2,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import { randomBytes, randomUUID } from 'node:crypto';
 import {
   TOPICS,
+  UPLOADS_PATH,
   type Deployment,
   type DeploymentCreateRequest,
   type DeploymentList,
@@ -280,7 +281,7 @@ export class DeploymentsService {
     const objectPath = `deployments/${deploymentId}/sources/${randomUUID()}-${randomBytes(16).toString('hex')}.tar.gz`;
     await this.uploads.issue({ object_path: objectPath, deployment_id: deploymentId, tenant_id: identity.tenant_id, expires_at: expires, created_at: now });
     const base = (this.opts.publicUrl ?? baseUrl).replace(/\/$/, '');
-    return { object_path: objectPath, upload_url: `${base}/v2/uploads/${objectPath}`, expires_at: expires.toISOString() };
+    return { object_path: objectPath, upload_url: `${base}${UPLOADS_PATH}/${objectPath}`, expires_at: expires.toISOString() };
   }
 
   async storeUpload(objectPath: string, data: Buffer): Promise<void> {
