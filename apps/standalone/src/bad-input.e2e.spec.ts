@@ -229,6 +229,49 @@ describe('bad input through the standalone service', () => {
     expect(await json(await call(`/api/v1/sessions/${first.id as string}`), 200)).toMatchObject({ name: first.name, description: 'first' });
   });
 
+  it('a dataset id of another workspace is a free id, and the two datasets stay apart in every operation', async () => {
+    const id = randomUUID();
+    await json(await asOther('/api/v1/datasets', { json: { id, name: `theirs-${randomUUID()}`, description: 'theirs' } }), 200);
+    await json(await asOther('/api/v1/examples', { json: { dataset_id: id, inputs: { owner: 'them' }, split: 'theirs' } }), 200);
+    expect(await json(await post('/api/v1/datasets', { id, name: `mine-${randomUUID()}` }), 200)).toMatchObject({ id, tenant_id: svc.workspaceId, example_count: 0 });
+    expect((await post('/api/v1/datasets', { id, name: `again-${randomUUID()}` })).status).toBe(409);
+    const mine = await json(await post('/api/v1/examples', { dataset_id: id, inputs: { owner: 'me' }, split: 'mine' }), 200);
+    await json(await post('/api/v1/examples', { dataset_id: id, inputs: { owner: 'me too' } }), 200);
+
+    const both = async (path: string) => [await json(await call(path), 200), await json(await asOther(path), 200)];
+    expect(await both(`/api/v1/datasets/${id}/splits`)).toEqual([['base', 'mine'], ['theirs']]);
+    expect((await both(`/api/v1/datasets/${id}/versions`)).map((v) => (v as unknown as Json[]).length)).toEqual([3, 2]);
+    const owners = (list: unknown) => (list as Json[]).map((e) => (e.inputs as Json).owner).sort();
+    const [myExamples, theirExamples] = await both(`/api/v1/examples?dataset=${id}`);
+    expect([owners(myExamples), owners(theirExamples)]).toEqual([['me', 'me too'], ['them']]);
+
+    const latest = ((await json<Json[]>(await call(`/api/v1/datasets/${id}/versions`), 200))[0] as Json).as_of as string;
+    await json(await call(`/api/v1/datasets/${id}/tags`, { method: 'PUT', json: { as_of: latest, tag: 'prod' } }), 200);
+    expect((await asOther(`/api/v1/datasets/${id}/version?tag=prod`)).status).toBe(404);
+    await json(await call(`/api/v1/datasets/${id}`, { method: 'PATCH', json: { description: 'mine' } }), 200);
+    await json(await call(`/api/v1/examples/${mine.id as string}`, { method: 'DELETE' }), 200);
+    expect(await json(await asOther(`/api/v1/datasets/${id}`), 200)).toMatchObject({ description: 'theirs', example_count: 1 });
+    await json(await call(`/api/v1/datasets/${id}`, { method: 'DELETE' }), 200);
+    expect(await json(await asOther(`/api/v1/datasets/${id}`), 200)).toMatchObject({ description: 'theirs', example_count: 1 });
+    expect(owners(await json(await asOther(`/api/v1/examples?dataset=${id}`), 200))).toEqual(['them']);
+  });
+
+  it('upload-experiment with a dataset id and row ids of another workspace answers as for free ids', async () => {
+    const theirDs = await json(await asOther('/api/v1/datasets', { json: { name: `theirs-${randomUUID()}` } }), 200);
+    const theirEx = await json(await asOther('/api/v1/examples', { json: { dataset_id: theirDs.id, inputs: { owner: 'them' } } }), 200);
+    const res = await post('/api/v1/datasets/upload-experiment', {
+      experiment_name: `exp-${randomUUID()}`,
+      dataset_id: theirDs.id,
+      experiment_start_time: T0,
+      experiment_end_time: '2026-11-22T05:04:29.623001Z',
+      results: [{ row_id: theirEx.id, inputs: { owner: 'me' }, expected_outputs: {}, actual_outputs: {}, start_time: T0, end_time: T0, run_name: 't' }],
+    });
+    const body = await json<{ dataset: Json }>(res, 200);
+    expect(body.dataset).toMatchObject({ id: theirDs.id, tenant_id: svc.workspaceId, example_count: 1 });
+    expect(await json(await call(`/api/v1/examples/${theirEx.id as string}`), 200)).toMatchObject({ inputs: { owner: 'me' } });
+    expect(await json(await asOther(`/api/v1/examples/${theirEx.id as string}`), 200)).toMatchObject({ inputs: { owner: 'them' } });
+  });
+
   it("ids of another workspace are free ids: sessions and examples created with them answer as for a free id", async () => {
     const theirs = await json(await asOther('/api/v1/sessions', { json: { name: 'theirs', description: 'other tenant' } }), 200);
     const mine = await json(await post('/api/v1/sessions', { id: theirs.id, name: `mine-${randomUUID()}` }), 200);
