@@ -27,7 +27,7 @@ describe('storable request values', () => {
     expect(storableValueProblems({ list: ['b\u0000'], obj: { 'k\ud800': 1 } }, ['body'], false)).toEqual([]);
   });
 
-  it('bounds depth without recursion: MAX_JSON_DEPTH levels pass, one more is refused, 100,000 do not overflow', () => {
+  it('bounds depth: MAX_JSON_DEPTH levels pass, one more is refused, 100,000 levels do not overflow the stack', () => {
     expect(storableValueProblems(nest(MAX_JSON_DEPTH), ['body'])).toEqual([]);
     const [p] = storableValueProblems(nest(MAX_JSON_DEPTH + 1), ['body']);
     expect(p).toMatchObject({ type: 'json_too_deep' });

@@ -64,58 +64,47 @@ export function textProblem(s: string): { msg: string; type: string } | null {
   return null;
 }
 
-interface Trail {
-  parent: Trail | null;
-  key: string | number;
-}
-const locOf = (root: readonly (string | number)[], t: Trail | null): (string | number)[] => {
-  const keys: (string | number)[] = [];
-  for (let n = t; n !== null; n = n.parent) keys.push(n.key);
-  return [...root, ...keys.reverse()];
-};
-
 /**
  * What no store can keep of a request value (parsed JSON, query or path parameters): nesting deeper than
- * MAX_JSON_DEPTH and, unless `text` is false, a string or key that textProblem refuses. Iterative, so a deep
- * value cannot overflow the stack; the path of a node is built only when it is reported.
+ * MAX_JSON_DEPTH and, unless `text` is false, a string or key that textProblem refuses. The recursion stops at
+ * MAX_JSON_DEPTH, so a deep value cannot overflow the stack; one shared path, copied only for what is reported.
  */
 export function storableValueProblems(value: unknown, root: readonly (string | number)[], text = true): ValidationErrorItem[] {
   const out: ValidationErrorItem[] = [];
-  const values: unknown[] = [value];
-  const trails: (Trail | null)[] = [null];
-  const depths: number[] = [0];
-  while (values.length > 0 && out.length < MAX_TEXT_PROBLEMS) {
-    const v = values.pop();
-    const trail = trails.pop() as Trail | null;
-    const depth = depths.pop() as number;
+  const path: (string | number)[] = [...root];
+  let tooDeep = false;
+  const report = (p: { msg: string; type: string }) => out.push({ loc: [...path], ...p });
+  const full = () => tooDeep || out.length >= MAX_TEXT_PROBLEMS;
+  const walk = (v: unknown, depth: number): void => {
     if (typeof v === 'string') {
       const p = text ? textProblem(v) : null;
-      if (p) out.push({ loc: locOf(root, trail), ...p });
-      continue;
+      if (p) report(p);
+      return;
     }
-    if (typeof v !== 'object' || v === null) continue;
+    if (typeof v !== 'object' || v === null) return;
     if (depth >= MAX_JSON_DEPTH) {
-      out.push({ loc: locOf(root, trail), msg: `Value should nest at most ${MAX_JSON_DEPTH} levels of objects and arrays`, type: 'json_too_deep' });
-      break;
+      tooDeep = true;
+      report({ msg: `Value should nest at most ${MAX_JSON_DEPTH} levels of objects and arrays`, type: 'json_too_deep' });
+      return;
     }
     if (Array.isArray(v)) {
-      for (let i = v.length - 1; i >= 0; i--) {
-        values.push(v[i]);
-        trails.push({ parent: trail, key: i });
-        depths.push(depth + 1);
+      for (let i = 0; i < v.length && !full(); i++) {
+        path.push(i);
+        walk(v[i], depth + 1);
+        path.pop();
       }
-      continue;
+      return;
     }
-    const keys = Object.keys(v);
-    for (let i = keys.length - 1; i >= 0; i--) {
-      const k = keys[i];
+    for (const k of Object.keys(v)) {
+      if (full()) return;
+      path.push(k);
       const p = text ? textProblem(k) : null;
-      if (p) out.push({ loc: locOf(root, { parent: trail, key: k }), msg: `${p.msg} (in a key)`, type: p.type });
-      values.push((v as Record<string, unknown>)[k]);
-      trails.push({ parent: trail, key: k });
-      depths.push(depth + 1);
+      if (p) report({ msg: `${p.msg} (in a key)`, type: p.type });
+      walk((v as Record<string, unknown>)[k], depth + 1);
+      path.pop();
     }
-  }
+  };
+  walk(value, 0);
   return out;
 }
 
