@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { multipartBody } from '@th/testing';
 import { startTestStandalone, type TestStandalone } from './testing/standalone-harness';
 
 type Json = Record<string, unknown>;
@@ -64,6 +65,11 @@ describe('bad input through the standalone service', () => {
       await new Promise((r) => setTimeout(r, 100));
     }
     throw new Error(`run ${id} was not stored within 10 s`);
+  }
+
+  /** A run of the caller's own, posted after a refused one and waited for: the writer has caught up with it. */
+  async function writerCaughtUp(): Promise<void> {
+    await newRun();
   }
 
   async function newRun(): Promise<string> {
@@ -144,6 +150,22 @@ describe('bad input through the standalone service', () => {
     });
   });
 
+  it.each([
+    ['a NUL character', NUL, 'string_nul_character'],
+    ['a lone surrogate', LONE, 'string_unicode'],
+  ])('a multipart feedback part with %s: 422 for the whole request, neither the run nor the feedback written', async (_what, bad, type) => {
+    const runId = randomUUID();
+    const fbId = randomUUID();
+    const { body, contentType } = multipartBody([
+      { name: `post.${runId}`, data: { id: runId, name: 'mp', run_type: 'chain', start_time: T0, trace_id: runId, dotted_order: `20261122T040429623001Z${runId}` } },
+      { name: `feedback.${fbId}`, data: { run_id: runId, key: 'k', comment: bad } },
+    ]);
+    await expect422(await call('/api/v1/runs/multipart', { body: body.toString('utf8'), headers: { 'content-type': contentType } }), ['body', `feedback.${fbId}`, 'comment'], type);
+    await writerCaughtUp();
+    expect((await call(`/api/v1/feedback/${fbId}`)).status).toBe(404);
+    expect((await call(`/api/v1/runs/${runId}`)).status).toBe(404);
+  });
+
   it('runs keep their strings as sent: a NUL in a value and a key is stored and read back', async () => {
     const id = randomUUID();
     expect((await post('/api/v1/runs', { id, name: 'r', run_type: 'chain', start_time: T0, inputs: { q: NUL, [NUL]: 1 } })).status).toBe(202);
@@ -209,6 +231,7 @@ describe('bad input through the standalone service', () => {
     expect(await datasetNamed(dataset)).toBe(0);
     expect(await examplesOf(ds)).toBe(0);
     expect((await names('/api/v1/model-price-map')).includes(price)).toBe(false);
+    await writerCaughtUp();
     expect((await call(`/api/v1/runs/${runId}`)).status).toBe(404);
   });
 
