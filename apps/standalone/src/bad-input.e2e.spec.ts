@@ -166,6 +166,17 @@ describe('bad input through the standalone service', () => {
     expect((await call(`/api/v1/runs/${runId}`)).status).toBe(404);
   });
 
+  it('a CSV upload with a NUL in a cell: 422 at the file, no dataset', async () => {
+    const name = `csv-${randomUUID()}`;
+    const { body, contentType } = multipartBody([
+      { name: 'file', data: Buffer.from(`q,a\nfine,ok\nx${NUL},y\n`), filename: 'data.csv', contentType: 'text/csv' },
+      { name: 'input_keys', data: Buffer.from('q'), contentType: 'text/plain' },
+      { name: 'name', data: Buffer.from(name), contentType: 'text/plain' },
+    ]);
+    await expect422(await call('/api/v1/datasets/upload', { body: body.toString('latin1'), headers: { 'content-type': contentType } }), ['body', 'file'], 'string_nul_character');
+    expect(await datasetNamed(name)).toBe(0);
+  });
+
   it('runs keep their strings as sent: a NUL in a value and a key is stored and read back', async () => {
     const id = randomUUID();
     expect((await post('/api/v1/runs', { id, name: 'r', run_type: 'chain', start_time: T0, inputs: { q: NUL, [NUL]: 1 } })).status).toBe(202);
