@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { zonedDateTime } from './common.schema';
 import { USAGE_LIMIT_TYPES } from './identity.schema';
 
 /** Every permission a role can grant. organization:* act on the organization, the rest inside a workspace. */
@@ -21,7 +22,7 @@ export const PERMISSIONS = [
 export type Permission = (typeof PERMISSIONS)[number];
 
 const uuid = z.string().uuid();
-const iso = z.string().datetime({ offset: true });
+const iso = zonedDateTime();
 const name = z.string().trim().min(1).max(200);
 
 export const idParamSchema = z.object({ id: uuid }).strict();

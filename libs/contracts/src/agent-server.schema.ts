@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { zonedDateTime } from './common.schema';
 
 /**
  * The agent server ({deployment_url}): assistants, threads and runs as the published
@@ -363,7 +364,7 @@ const cronRunShape = {
   checkpoint_during: agentRunCreateShape.checkpoint_during,
   durability: agentRunCreateShape.durability,
 };
-const cronEndTime = z.iso.datetime({ offset: true });
+const cronEndTime = zonedDateTime();
 /** A 5-field cron expression (its fields are checked by the server's schedule parser). */
 const cronSchedule = z.string().min(1).max(200);
 /** What a stateless cron does with each run's new thread once the run has ended. */

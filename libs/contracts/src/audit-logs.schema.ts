@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { zonedDateTime } from './common.schema';
 import { AUDIT_STATUSES, TRACKED_OPERATIONS, auditRecordSchema } from './audit.schema';
 
 const OPERATION_SET: ReadonlySet<string> = new Set(TRACKED_OPERATIONS);
@@ -8,7 +9,7 @@ const operationParam = z.string().refine((v) => OPERATION_SET.has(v), {
   error: (iss) => `unknown operation "${String(iss.input)}": not a tracked api.operation`,
 });
 
-const isoTime = z.iso.datetime({ offset: true, error: 'must be an ISO 8601 date-time with a time zone (e.g. 2026-11-22T10:00:00Z)' });
+const isoTime = zonedDateTime('must be an ISO 8601 date-time with a time zone (e.g. 2026-11-22T10:00:00Z)');
 
 /** GET /api/v1/audit-logs query. start_time is inclusive, end_time exclusive, so adjacent windows never overlap. */
 export const auditLogsQuerySchema = z

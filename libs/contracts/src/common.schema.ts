@@ -9,15 +9,41 @@ export const uuid = z
 const ISO_RE = /^(\d{4})-(\d{2})-(\d{2})[T ](\d{2}):(\d{2})(?::(\d{2})(?:\.(\d{1,9}))?)?(Z|[+-]\d{2}:?\d{2})?$/;
 
 /**
+ * The years a timestamp may name: ClickHouse's DateTime64 range (runs, feedback and prices are kept there;
+ * PostgreSQL's range is wider). Outside it the engine would store another instant, so such values are refused.
+ */
+export const TIMESTAMP_YEARS = { min: 1900, max: 2299 } as const;
+const MIN_MICROS = Date.UTC(TIMESTAMP_YEARS.min, 0, 1) * 1000;
+// Exclusive: past 2^53 microseconds a difference of 1 is below a double's precision.
+const END_MICROS = Date.UTC(TIMESTAMP_YEARS.max + 1, 0, 1) * 1000;
+
+function daysInMonth(year: number, month: number): number {
+  if (month === 2) return year % 4 === 0 && (year % 100 !== 0 || year % 400 === 0) ? 29 : 28;
+  // 31 days in months 1, 3, 5, 7, 8, 10 and 12.
+  return 30 + ((month + (month >> 3)) & 1);
+}
+
+/**
+ * True when the fields name a real moment of the calendar (the day within its month, leap years counted;
+ * hour up to 23, minute and second up to 59) in TIMESTAMP_YEARS. Arithmetic only: it runs for every run ingested.
+ */
+export function isCalendarDateTime(year: number, month: number, day: number, hour: number, minute: number, second: number): boolean {
+  if (year < TIMESTAMP_YEARS.min || year > TIMESTAMP_YEARS.max || month < 1 || month > 12 || day < 1) return false;
+  return day <= daysInMonth(year, month) && hour <= 23 && minute <= 59 && second <= 59;
+}
+
+/**
  * Parses an ISO-8601 string (timezone optional, read as UTC) or an epoch-milliseconds number
- * into microseconds since the epoch. Returns null when the value cannot be a timestamp.
+ * into microseconds since the epoch. Returns null when the value is not a moment of the calendar
+ * within TIMESTAMP_YEARS (2024-02-30, 25:00 and year 0 are refused, not rolled over).
  */
 export function toEpochMicros(value: string | number): number | null {
   if (typeof value === 'number') {
     if (!Number.isFinite(value) || value < 0) return null;
-    return Math.round(value * 1000);
+    const micros = Math.round(value * 1000);
+    return micros < END_MICROS ? micros : null;
   }
-  if (isCanonicalIso(value)) {
+  if (isCanonicalIsoInRange(value)) {
     // The hot path: the SDK's and our own form, 2026-11-22T04:04:29.623001Z.
     // Digits read in place (the characters were checked above): no substrings to allocate and parse.
     const d2 = (i: number): number => (value.charCodeAt(i) - 48) * 10 + value.charCodeAt(i + 1) - 48;
@@ -27,16 +53,20 @@ export function toEpochMicros(value: string | number): number | null {
   const m = ISO_RE.exec(value.trim());
   if (!m) return null;
   const [, y, mo, d, h, mi, s = '0', frac = '', tz = 'Z'] = m;
+  if (!isCalendarDateTime(+y, +mo, +d, +h, +mi, +s)) return null;
+  // Date.UTC reads years 0-99 as 1900-1999; the range check above keeps them out.
   const base = Date.UTC(+y, +mo - 1, +d, +h, +mi, +s);
-  if (Number.isNaN(base)) return null;
   let offsetMin = 0;
   if (tz !== 'Z') {
     const sign = tz.startsWith('-') ? -1 : 1;
     const digits = tz.slice(1).replace(':', '');
-    offsetMin = sign * (Number(digits.slice(0, 2)) * 60 + Number(digits.slice(2, 4)));
+    const hours = Number(digits.slice(0, 2));
+    const minutes = Number(digits.slice(2, 4));
+    if (hours > 23 || minutes > 59) return null;
+    offsetMin = sign * (hours * 60 + minutes);
   }
-  const micros = Number((frac + '000000').slice(0, 6));
-  return (base - offsetMin * 60_000) * 1000 + micros;
+  const micros = (base - offsetMin * 60_000) * 1000 + Number((frac + '000000').slice(0, 6));
+  return micros >= MIN_MICROS && micros < END_MICROS ? micros : null;
 }
 
 /** True for YYYY-MM-DDTHH:MM:SS.ffffffZ exactly (checked by character, no regex). */
@@ -51,15 +81,13 @@ export function isCanonicalIso(v: string): boolean {
 }
 
 /**
- * True for a canonical ISO timestamp (see isCanonicalIso) whose month, day, hour, minute and second are
- * in range: what the timestamp schema passes through as it is. Digits read in place (no substrings).
+ * True for a canonical ISO timestamp (see isCanonicalIso) that is a moment of the calendar (see
+ * isCalendarDateTime): what the timestamp schema passes through as it is. Digits read in place (no substrings).
  */
 export function isCanonicalIsoInRange(v: string): boolean {
   if (!isCanonicalIso(v)) return false;
   const d2 = (i: number): number => (v.charCodeAt(i) - 48) * 10 + v.charCodeAt(i + 1) - 48;
-  const month = d2(5);
-  const day = d2(8);
-  return month >= 1 && month <= 12 && day >= 1 && day <= 31 && d2(11) < 24 && d2(14) < 60 && d2(17) < 60;
+  return isCalendarDateTime(d2(0) * 100 + d2(2), d2(5), d2(8), d2(11), d2(14), d2(17));
 }
 
 const pad2 = (n: number): string => (n < 10 ? `0${n}` : `${n}`);
@@ -106,11 +134,20 @@ export const timestamp = z.union([z.string(), z.number()]).transform((v, ctx) =>
   if (typeof v === 'string' && isCanonicalIsoInRange(v)) return v;
   const micros = toEpochMicros(v);
   if (micros === null) {
-    ctx.addIssue({ code: 'custom', message: 'Input should be a valid datetime' });
+    ctx.addIssue({ code: 'custom', message: `Input should be a valid datetime of the calendar, in the years ${TIMESTAMP_YEARS.min} to ${TIMESTAMP_YEARS.max}` });
     return z.NEVER;
   }
   return microsToIso(micros);
 });
+
+/**
+ * An ISO 8601 date-time with a time zone (kept as sent), refused unless it is a moment of the calendar in
+ * TIMESTAMP_YEARS: zod's own check lets 0000-01-01 or 2024-02-30 through to the database.
+ */
+export const zonedDateTime = (error?: string) =>
+  z.iso.datetime({ offset: true, ...(error === undefined ? {} : { error }) }).refine((v) => toEpochMicros(v) !== null, {
+    error: `must be a date-time of the calendar, in the years ${TIMESTAMP_YEARS.min} to ${TIMESTAMP_YEARS.max}`,
+  });
 
 export const jsonObject = z.record(z.string(), z.unknown());
 

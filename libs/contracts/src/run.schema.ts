@@ -98,7 +98,42 @@ export type RunRecord = z.infer<typeof runRecordSchema>;
 export const RUN_RECORD_FIELDS = Object.keys(runRecordSchema.shape) as (keyof RunRecord)[];
 export const runFieldName = z.enum(RUN_RECORD_FIELDS as [keyof RunRecord, ...(keyof RunRecord)[]]);
 
-export const runQuerySchema = z.object({
+/**
+ * How many characters the values of one run query may carry in all. They reach the engine inside the SQL
+ * (chDB: inlined literals, escaping may double them) or as URL parameters (ClickHouse over HTTP), and the
+ * engine refuses a query over max_query_size (256 KiB): past this bound the answer is a 422, not a 500.
+ */
+export const RUN_QUERY_MAX_VALUE_CHARS = 65_536;
+
+const charsOf = (v: unknown): number => {
+  if (typeof v === 'string') return v.length;
+  if (Array.isArray(v)) return v.reduce((n: number, x) => n + charsOf(x), 0);
+  if (typeof v === 'object' && v !== null) return Object.entries(v).reduce((n, [k, x]) => n + k.length + charsOf(x), 0);
+  return 0;
+};
+
+/** Refuses a run query whose values add up past RUN_QUERY_MAX_VALUE_CHARS, at its largest field. */
+function boundQueryValues(q: Record<string, unknown>, ctx: z.RefinementCtx): void {
+  let total = 0;
+  let largest = { field: '', chars: -1 };
+  for (const [field, v] of Object.entries(q)) {
+    const chars = charsOf(v);
+    total += chars;
+    if (chars > largest.chars) largest = { field, chars };
+  }
+  if (total > RUN_QUERY_MAX_VALUE_CHARS) {
+    ctx.addIssue({
+      code: 'too_big',
+      origin: 'string',
+      maximum: RUN_QUERY_MAX_VALUE_CHARS,
+      input: q[largest.field],
+      path: [largest.field],
+      message: `The values of a run query should add up to at most ${RUN_QUERY_MAX_VALUE_CHARS} characters, not ${total} (${largest.field}: ${largest.chars})`,
+    });
+  }
+}
+
+const runQueryShape = z.object({
   session: z.array(uuid).nullish(),
   id: z.array(uuid).nullish(),
   trace: uuid.nullish(),
@@ -121,6 +156,7 @@ export const runQuerySchema = z.object({
   cursor: z.string().max(1000).nullish(),
   order: z.enum(['asc', 'desc']).default('desc'),
 });
+export const runQuerySchema = runQueryShape.superRefine(boundQueryValues);
 export type RunQuery = z.infer<typeof runQuerySchema>;
 
 export const runQueryResponseSchema = z.object({
@@ -128,9 +164,10 @@ export const runQueryResponseSchema = z.object({
   cursors: z.object({ next: z.string().nullable(), prev: z.string().nullable().optional() }),
 });
 
-export const runStatsQuerySchema = runQuerySchema
+export const runStatsQuerySchema = runQueryShape
   .omit({ select: true, limit: true, cursor: true, order: true })
-  .extend({ data_source_type: z.string().nullish() });
+  .extend({ data_source_type: z.string().nullish() })
+  .superRefine(boundQueryValues);
 export type RunStatsQuery = z.infer<typeof runStatsQuerySchema>;
 
 export const runStatsSchema = z.object({

@@ -105,11 +105,11 @@ export function nextAttachments(
 }
 
 /** Removes blobs of a dataset that no example state (current or past) names any more. */
-export async function dropUnreferencedBlobs(m: EntityManager, datasetId: string): Promise<void> {
+export async function dropUnreferencedBlobs(m: EntityManager, tenantId: string, datasetId: string): Promise<void> {
   await m.query(
-    `DELETE FROM "datasets"."attachment_blobs" b WHERE b.dataset_id = $1 AND NOT EXISTS (
+    `DELETE FROM "datasets"."attachment_blobs" b WHERE b.tenant_id = $2 AND b.dataset_id = $1 AND NOT EXISTS (
        SELECT 1 FROM "datasets"."examples" e, jsonb_each(e.attachments) a
-       WHERE e.dataset_id = $1 AND e.attachments IS NOT NULL AND a.value->>'blob_id' = b.id::text)`,
-    [datasetId],
+       WHERE e.tenant_id = $2 AND e.dataset_id = $1 AND e.attachments IS NOT NULL AND a.value->>'blob_id' = b.id::text)`,
+    [datasetId, tenantId],
   );
 }

@@ -2,7 +2,7 @@ import { Controller, HttpCode, Post, Req } from '@nestjs/common';
 import { datasetCsvUploadSchema, type Dataset, type DatasetCsvUpload, type ExampleCreate, type Identity, type ValidationErrorItem } from '@th/contracts';
 import { AuditPublisher, TrackedOperation } from '@th/bus';
 import { CurrentIdentity } from '@th/auth';
-import { ValidationFailed, parseOrThrow, type RawBodyRequest, MultipartError, multipartBoundary, parseMultipart } from '@th/platform';
+import { ValidationFailed, parseOrThrow, type RawBodyRequest, MultipartError, multipartBoundary, parseMultipart, textProblem } from '@th/platform';
 import { CsvError, parseCsv } from './csv';
 import { DatasetsService } from './datasets.service';
 import { DatasetsStore } from './datasets.store';
@@ -52,6 +52,9 @@ export function examplesFromCsv(upload: CsvUpload): ExampleCreate[] {
   } catch {
     throw new ValidationFailed([{ loc: ['body', 'file'], msg: 'the CSV file is not UTF-8 text', type: 'value_error' }]);
   }
+  // Valid UTF-8 has no lone surrogate, but it may hold NUL, which the examples' jsonb refuses.
+  const unstorable = textProblem(text);
+  if (unstorable) throw new ValidationFailed([{ loc: ['body', 'file'], ...unstorable }]);
   let records: string[][];
   try {
     records = parseCsv(text, CSV_MAX_ROWS);

@@ -5,8 +5,9 @@ export const DATASETS_SCHEMA = 'datasets';
 @Entity({ name: 'datasets', schema: DATASETS_SCHEMA })
 @Index('datasets_tenant_name', ['tenant_id', 'name'], { unique: true })
 export class DatasetEntity {
+  // Unique per workspace (see the DatasetsTenantKey migration).
   @PrimaryColumn('uuid') id!: string;
-  @Column('uuid') tenant_id!: string;
+  @PrimaryColumn('uuid') tenant_id!: string;
   @Column('text') name!: string;
   @Column('text', { nullable: true }) description!: string | null;
   @Column('text') data_type!: string;

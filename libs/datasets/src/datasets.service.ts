@@ -63,7 +63,7 @@ export class DatasetsService {
       const byName = (await m.query(`SELECT 1 FROM "datasets"."datasets" WHERE tenant_id = $1 AND name = $2`, [identity.tenant_id, body.name])) as unknown[];
       throw conflict(byName.length > 0 ? `Dataset with name "${body.name}" already exists` : `Dataset with id ${id} already exists`);
     }
-    await m.query(`INSERT INTO "datasets"."dataset_versions" (dataset_id, version, as_of) VALUES ($1, 0, $2)`, [id, createdAt]);
+    await m.query(`INSERT INTO "datasets"."dataset_versions" (tenant_id, dataset_id, version, as_of) VALUES ($1, $2, 0, $3)`, [identity.tenant_id, id, createdAt]);
     return presentDataset(await this.store.getDataset(m, identity.tenant_id, id));
   }
 
@@ -114,7 +114,7 @@ export class DatasetsService {
         if (locked.length === 0) throw notFound(`Dataset ${id}`);
         const d = await this.store.getDataset(m, identity.tenant_id, id);
         const sets: string[] = [];
-        const params: unknown[] = [id];
+        const params: unknown[] = [id, identity.tenant_id];
         const set = (col: string, v: unknown) => {
           params.push(v);
           sets.push(`${col} = $${params.length}`);
@@ -131,7 +131,10 @@ export class DatasetsService {
         if (inSchema !== undefined || outSchema !== undefined) {
           this.validator.checkSchema(inSchema, ['body', 'inputs_schema_definition']);
           this.validator.checkSchema(outSchema, ['body', 'outputs_schema_definition']);
-          const current = (await m.query(`SELECT ${EXAMPLE_COLUMNS} FROM "datasets"."examples" e WHERE e.dataset_id = $1 AND e.valid_to IS NULL ORDER BY e.created_at, e.id`, [id])) as ExampleRow[];
+          const current = (await m.query(
+            `SELECT ${EXAMPLE_COLUMNS} FROM "datasets"."examples" e WHERE e.tenant_id = $1 AND e.dataset_id = $2 AND e.valid_to IS NULL ORDER BY e.created_at, e.id`,
+            [identity.tenant_id, id],
+          )) as ExampleRow[];
           const errors = current.flatMap((e) => [
             ...(inSchema ? this.validator.errors(inSchema, e.inputs, ['body', 'inputs_schema_definition', 'examples', e.id, 'inputs']) : []),
             ...(outSchema ? this.validator.errors(outSchema, e.outputs ?? {}, ['body', 'outputs_schema_definition', 'examples', e.id, 'outputs']) : []),
@@ -142,7 +145,7 @@ export class DatasetsService {
         }
         if (sets.length > 0) {
           sets.push('modified_at = greatest(modified_at, now())');
-          await m.query(`UPDATE "datasets"."datasets" SET ${sets.join(', ')} WHERE id = $1`, params);
+          await m.query(`UPDATE "datasets"."datasets" SET ${sets.join(', ')} WHERE id = $1 AND tenant_id = $2`, params);
         }
         return presentDataset(await this.store.getDataset(m, identity.tenant_id, id));
       }),
@@ -174,9 +177,10 @@ export class DatasetsService {
   async versions(identity: Identity, id: string, page: { offset: number; limit: number }): Promise<DatasetVersion[]> {
     await this.store.getDataset(this.store.ds, identity.tenant_id, id);
     const rows = (await this.store.ds.query(
-      `SELECT v.as_of, coalesce((SELECT array_agg(t.tag ORDER BY t.tag) FROM "datasets"."dataset_version_tags" t WHERE t.dataset_id = v.dataset_id AND t.version = v.version), '{}') AS tags
-       FROM "datasets"."dataset_versions" v WHERE v.dataset_id = $1 ORDER BY v.version DESC OFFSET $2 LIMIT $3`,
-      [id, page.offset, page.limit],
+      `SELECT v.as_of, coalesce((SELECT array_agg(t.tag ORDER BY t.tag) FROM "datasets"."dataset_version_tags" t
+                                 WHERE t.tenant_id = v.tenant_id AND t.dataset_id = v.dataset_id AND t.version = v.version), '{}') AS tags
+       FROM "datasets"."dataset_versions" v WHERE v.tenant_id = $1 AND v.dataset_id = $2 ORDER BY v.version DESC OFFSET $3 LIMIT $4`,
+      [identity.tenant_id, id, page.offset, page.limit],
     )) as { as_of: Date; tags: string[] }[];
     return rows.map((r) => ({ as_of: r.as_of.toISOString(), tags: r.tags }));
   }
@@ -186,7 +190,7 @@ export class DatasetsService {
     if (q.as_of !== undefined && q.tag !== undefined) throw new ValidationFailed([{ loc: ['query'], msg: 'give as_of or tag, not both', type: 'value_error' }]);
     const d = await this.store.getDataset(this.store.ds, identity.tenant_id, id);
     const v = await this.store.resolveVersion(this.store.ds, d, q.tag ?? q.as_of);
-    const found = v < 0 ? null : await this.store.versionAsOf(this.store.ds, id, v);
+    const found = v < 0 ? null : await this.store.versionAsOf(this.store.ds, d, v);
     if (!found) throw notFound(`Version of dataset ${id} as of ${q.as_of ?? q.tag}`);
     return { as_of: found.as_of.toISOString(), tags: found.tags };
   }
@@ -200,11 +204,11 @@ export class DatasetsService {
         const v = await this.store.resolveVersion(m, d, body.as_of);
         if (v < 0) throw notFound(`Version of dataset ${id} as of ${body.as_of}`);
         await m.query(
-          `INSERT INTO "datasets"."dataset_version_tags" (dataset_id, tag, version) VALUES ($1, $2, $3)
-           ON CONFLICT (dataset_id, tag) DO UPDATE SET version = EXCLUDED.version`,
-          [id, body.tag, v],
+          `INSERT INTO "datasets"."dataset_version_tags" (tenant_id, dataset_id, tag, version) VALUES ($1, $2, $3, $4)
+           ON CONFLICT (tenant_id, dataset_id, tag) DO UPDATE SET version = EXCLUDED.version`,
+          [identity.tenant_id, id, body.tag, v],
         );
-        const found = await this.store.versionAsOf(m, id, v);
+        const found = await this.store.versionAsOf(m, d, v);
         return { as_of: (found as { as_of: Date }).as_of.toISOString(), tags: (found as { tags: string[] }).tags };
       }),
     );

@@ -70,7 +70,7 @@ export class DatasetsStore {
       ? `LEFT JOIN LATERAL (SELECT count(*)::int AS session_count, max(p.start_time) AS last_session_start_time
            FROM "query"."projects" p WHERE p.tenant_id = d.tenant_id AND p.reference_dataset_id = d.id) s ON true`
       : `CROSS JOIN (SELECT 0 AS session_count, NULL::timestamptz AS last_session_start_time) s`;
-    return `SELECT * FROM (SELECT d.*, (SELECT count(*)::int FROM "datasets"."examples" e WHERE e.dataset_id = d.id AND e.valid_to IS NULL) AS example_count,
+    return `SELECT * FROM (SELECT d.*, (SELECT count(*)::int FROM "datasets"."examples" e WHERE e.tenant_id = d.tenant_id AND e.dataset_id = d.id AND e.valid_to IS NULL) AS example_count,
               s.session_count, s.last_session_start_time
             FROM "datasets"."datasets" d ${sessions} WHERE ${where}) x`;
   }
@@ -98,12 +98,12 @@ export class DatasetsStore {
     const version = locked[0].current_version + 1;
     const rows = (await m.query(
       `WITH t AS (SELECT greatest(date_trunc('milliseconds', clock_timestamp()),
-                    (SELECT max(as_of) FROM "datasets"."dataset_versions" WHERE dataset_id = $1) + interval '1 millisecond') AS as_of)
-       INSERT INTO "datasets"."dataset_versions" (dataset_id, version, as_of) SELECT $1, $2, t.as_of FROM t RETURNING as_of`,
-      [datasetId, version],
+                    (SELECT max(as_of) FROM "datasets"."dataset_versions" WHERE tenant_id = $3 AND dataset_id = $1) + interval '1 millisecond') AS as_of)
+       INSERT INTO "datasets"."dataset_versions" (tenant_id, dataset_id, version, as_of) SELECT $3, $1, $2, t.as_of FROM t RETURNING as_of`,
+      [datasetId, version, tenantId],
     )) as { as_of: Date }[];
     const asOf = rows[0].as_of;
-    await m.query(`UPDATE "datasets"."datasets" SET current_version = $2, modified_at = $3 WHERE id = $1`, [datasetId, version, asOf]);
+    await m.query(`UPDATE "datasets"."datasets" SET current_version = $2, modified_at = $3 WHERE id = $1 AND tenant_id = $4`, [datasetId, version, asOf, tenantId]);
     return { version, asOf };
   }
 
@@ -111,26 +111,31 @@ export class DatasetsStore {
    * The version named by `asOf`: `latest` or absent → the current one; an ISO timestamp → the version current at
    * that time (-1 before the dataset existed); anything else → a version tag (404 when unknown).
    */
-  async resolveVersion(m: EntityManager | DataSource, dataset: Pick<DatasetRow, 'id' | 'current_version'>, asOf: string | null | undefined): Promise<number> {
+  async resolveVersion(m: EntityManager | DataSource, dataset: Pick<DatasetRow, 'id' | 'tenant_id' | 'current_version'>, asOf: string | null | undefined): Promise<number> {
     if (asOf == null || asOf === 'latest') return dataset.current_version;
     if (/^\d{4}-\d{2}-\d{2}/.test(asOf) && toEpochMicros(asOf) !== null) {
       const micros = toEpochMicros(asOf) as number;
       const rows = (await m.query(
-        `SELECT max(version) AS v FROM "datasets"."dataset_versions" WHERE dataset_id = $1 AND as_of <= to_timestamp($2::double precision / 1000000)`,
-        [dataset.id, micros],
+        `SELECT max(version) AS v FROM "datasets"."dataset_versions" WHERE tenant_id = $3 AND dataset_id = $1 AND as_of <= to_timestamp($2::double precision / 1000000)`,
+        [dataset.id, micros, dataset.tenant_id],
       )) as { v: number | null }[];
       return rows[0]?.v ?? -1;
     }
-    const rows = (await m.query(`SELECT version FROM "datasets"."dataset_version_tags" WHERE dataset_id = $1 AND tag = $2`, [dataset.id, asOf])) as { version: number }[];
+    const rows = (await m.query(`SELECT version FROM "datasets"."dataset_version_tags" WHERE tenant_id = $1 AND dataset_id = $2 AND tag = $3`, [
+      dataset.tenant_id,
+      dataset.id,
+      asOf,
+    ])) as { version: number }[];
     if (rows.length === 0) throw notFound(`Dataset version tag "${asOf}"`);
     return rows[0].version;
   }
 
-  async versionAsOf(m: EntityManager | DataSource, datasetId: string, version: number): Promise<{ as_of: Date; tags: string[] } | null> {
+  async versionAsOf(m: EntityManager | DataSource, dataset: Pick<DatasetRow, 'id' | 'tenant_id'>, version: number): Promise<{ as_of: Date; tags: string[] } | null> {
     const rows = (await m.query(
-      `SELECT v.as_of, coalesce((SELECT array_agg(t.tag ORDER BY t.tag) FROM "datasets"."dataset_version_tags" t WHERE t.dataset_id = v.dataset_id AND t.version = v.version), '{}') AS tags
-       FROM "datasets"."dataset_versions" v WHERE v.dataset_id = $1 AND v.version = $2`,
-      [datasetId, version],
+      `SELECT v.as_of, coalesce((SELECT array_agg(t.tag ORDER BY t.tag) FROM "datasets"."dataset_version_tags" t
+                                 WHERE t.tenant_id = v.tenant_id AND t.dataset_id = v.dataset_id AND t.version = v.version), '{}') AS tags
+       FROM "datasets"."dataset_versions" v WHERE v.tenant_id = $1 AND v.dataset_id = $2 AND v.version = $3`,
+      [dataset.tenant_id, dataset.id, version],
     )) as { as_of: Date; tags: string[] }[];
     return rows[0] ?? null;
   }
@@ -169,9 +174,14 @@ export class DatasetsStore {
   }
 
   /** Ends the current state of these examples at `version` (they are replaced or deleted by it). */
-  async closeExampleRows(m: EntityManager, datasetId: string, ids: string[], version: number): Promise<void> {
+  async closeExampleRows(m: EntityManager, tenantId: string, datasetId: string, ids: string[], version: number): Promise<void> {
     if (ids.length === 0) return;
-    await m.query(`UPDATE "datasets"."examples" SET valid_to = $3 WHERE dataset_id = $1 AND id = ANY($2::uuid[]) AND valid_to IS NULL`, [datasetId, ids, version]);
+    await m.query(`UPDATE "datasets"."examples" SET valid_to = $3 WHERE tenant_id = $4 AND dataset_id = $1 AND id = ANY($2::uuid[]) AND valid_to IS NULL`, [
+      datasetId,
+      ids,
+      version,
+      tenantId,
+    ]);
   }
 
   /** Current states of the given examples in the workspace, locked for update. */

@@ -241,7 +241,7 @@ export class ExamplesService {
       const group = rows.filter((r) => r.dataset_id === datasetId);
       if (group.length === 0) continue;
       const version = await this.store.nextVersion(m, identity.tenant_id, datasetId);
-      await this.store.closeExampleRows(m, datasetId, group.map((r) => r.id), version.version);
+      await this.store.closeExampleRows(m, identity.tenant_id, datasetId, group.map((r) => r.id), version.version);
       const written = group.map((r) => ({ ...r, modified_at: version.asOf }));
       await this.store.insertExampleRows(m, version, written);
       out.push(...(await this.present(written)));
@@ -257,7 +257,7 @@ export class ExamplesService {
     if (missing) throw notFound(`Example ${missing}`);
     const out = new Map<string, DatasetRow>();
     for (const dsId of [...new Set(found.values())].sort()) {
-      await m.query(`SELECT 1 FROM "datasets"."datasets" WHERE id = $1 FOR UPDATE`, [dsId]);
+      await m.query(`SELECT 1 FROM "datasets"."datasets" WHERE id = $1 AND tenant_id = $2 FOR UPDATE`, [dsId, identity.tenant_id]);
       out.set(dsId, await this.store.getDataset(m, identity.tenant_id, dsId));
     }
     // An example could have been deleted or replaced between the read and the lock: read again under the lock.
@@ -290,9 +290,9 @@ export class ExamplesService {
         const group = current.filter((r) => r.dataset_id === datasetId).map((r) => r.id);
         const version = await this.store.nextVersion(m, identity.tenant_id, datasetId);
         if (hard) {
-          await m.query(`DELETE FROM "datasets"."examples" WHERE dataset_id = $1 AND id = ANY($2::uuid[])`, [datasetId, group]);
-          await dropUnreferencedBlobs(m, datasetId);
-        } else await this.store.closeExampleRows(m, datasetId, group, version.version);
+          await m.query(`DELETE FROM "datasets"."examples" WHERE tenant_id = $3 AND dataset_id = $1 AND id = ANY($2::uuid[])`, [datasetId, group, identity.tenant_id]);
+          await dropUnreferencedBlobs(m, identity.tenant_id, datasetId);
+        } else await this.store.closeExampleRows(m, identity.tenant_id, datasetId, group, version.version);
       }
     });
   }
@@ -302,11 +302,11 @@ export class ExamplesService {
     const d = await this.store.getDataset(this.store.ds, identity.tenant_id, datasetId);
     const [a, b] = [await this.store.resolveVersion(this.store.ds, d, from), await this.store.resolveVersion(this.store.ds, d, to)];
     const rows = (await this.store.ds.query(
-      `WITH va AS (SELECT id, row_id FROM "datasets"."examples" WHERE dataset_id = $1 AND valid_from <= $2 AND (valid_to IS NULL OR valid_to > $2)),
-            vb AS (SELECT id, row_id FROM "datasets"."examples" WHERE dataset_id = $1 AND valid_from <= $3 AND (valid_to IS NULL OR valid_to > $3))
+      `WITH va AS (SELECT id, row_id FROM "datasets"."examples" WHERE tenant_id = $4 AND dataset_id = $1 AND valid_from <= $2 AND (valid_to IS NULL OR valid_to > $2)),
+            vb AS (SELECT id, row_id FROM "datasets"."examples" WHERE tenant_id = $4 AND dataset_id = $1 AND valid_from <= $3 AND (valid_to IS NULL OR valid_to > $3))
        SELECT coalesce(va.id, vb.id) AS id, CASE WHEN va.id IS NULL THEN 'added' WHEN vb.id IS NULL THEN 'removed' ELSE 'modified' END AS kind
        FROM va FULL JOIN vb ON va.id = vb.id WHERE va.id IS NULL OR vb.id IS NULL OR va.row_id <> vb.row_id ORDER BY 1`,
-      [d.id, a, b],
+      [d.id, a, b, d.tenant_id],
     )) as { id: string; kind: 'added' | 'removed' | 'modified' }[];
     const of = (k: string) => rows.filter((r) => r.kind === k).map((r) => r.id);
     return { examples_modified: of('modified'), examples_added: of('added'), examples_removed: of('removed') };
@@ -317,8 +317,9 @@ export class ExamplesService {
     const d = await this.store.getDataset(this.store.ds, identity.tenant_id, datasetId);
     const v = await this.store.resolveVersion(this.store.ds, d, asOf);
     const rows = (await this.store.ds.query(
-      `SELECT DISTINCT unnest(e.splits) AS s FROM "datasets"."examples" e WHERE e.dataset_id = $1 AND e.valid_from <= $2 AND (e.valid_to IS NULL OR e.valid_to > $2) ORDER BY 1`,
-      [d.id, v],
+      `SELECT DISTINCT unnest(e.splits) AS s FROM "datasets"."examples" e
+       WHERE e.tenant_id = $3 AND e.dataset_id = $1 AND e.valid_from <= $2 AND (e.valid_to IS NULL OR e.valid_to > $2) ORDER BY 1`,
+      [d.id, v, d.tenant_id],
     )) as { s: string }[];
     return rows.map((r) => r.s);
   }
@@ -350,7 +351,7 @@ export class ExamplesService {
         this.store.inTx(undefined, async (m) => {
           const source = await this.store.getDataset(m, identity.tenant_id, body.source_dataset_id);
           const v = await this.store.resolveVersion(m, source, body.as_of ?? undefined);
-          const params: unknown[] = [source.id, v];
+          const params: unknown[] = [source.id, v, source.tenant_id];
           let filter = '';
           if (body.examples?.length) {
             params.push(body.examples);
@@ -362,7 +363,8 @@ export class ExamplesService {
             filter += ` AND e.splits && $${params.length}::text[]`;
           }
           const rows = (await m.query(
-            `SELECT ${EXAMPLE_COLUMNS} FROM "datasets"."examples" e WHERE e.dataset_id = $1 AND e.valid_from <= $2 AND (e.valid_to IS NULL OR e.valid_to > $2)${filter} ORDER BY e.created_at, e.id`,
+            `SELECT ${EXAMPLE_COLUMNS} FROM "datasets"."examples" e
+             WHERE e.tenant_id = $3 AND e.dataset_id = $1 AND e.valid_from <= $2 AND (e.valid_to IS NULL OR e.valid_to > $2)${filter} ORDER BY e.created_at, e.id`,
             params,
           )) as ExampleRow[];
           if (body.examples?.length) {

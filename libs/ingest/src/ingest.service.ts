@@ -16,7 +16,7 @@ import {
 } from '@th/contracts';
 import { EventBus, type OutgoingMessage } from '@th/bus';
 import { byIdsCondition, ClickHouse, RUNS_BY_ID } from '@th/clickhouse';
-import { DomainError, ErrorCode, ValidationFailed, toValidationErrors, multipartBoundary, parseMultipart, MultipartError } from '@th/platform';
+import { DomainError, ErrorCode, ValidationFailed, storableValueProblems, toValidationErrors, multipartBoundary, parseMultipart, MultipartError } from '@th/platform';
 import { dottedSegment, parseDottedOrder } from './run-merge';
 import { ProjectDirectory } from './project-directory';
 import { INGEST_OPTIONS, type IngestOptions } from './ingest.options';
@@ -50,6 +50,12 @@ function parseFeedbackPart(name: string, id: string, data: Buffer, errors: Valid
   }
   if (typeof value !== 'object' || value === null || Array.isArray(value)) {
     errors.push({ loc: ['body', name], msg: 'Input should be an object', type: 'dict_type' });
+    return null;
+  }
+  // The rule of POST /feedback: feedback is not a run, its strings must be storable text.
+  const unstorable = storableValueProblems(value, ['body', name]);
+  if (unstorable.length > 0) {
+    errors.push(...unstorable);
     return null;
   }
   const r = feedbackCreateSchema.safeParse({ id, ...value });

@@ -32,8 +32,97 @@ function issueType(issue: z.core.$ZodIssue): string {
   }
 }
 
-/** Parses or throws ValidationFailed (→ 422) with locations under `root` (e.g. ['body']). */
-export function parseOrThrow<S extends z.ZodTypeAny>(schema: S, value: unknown, root: (string | number)[]): z.infer<S> {
+/**
+ * How deeply a request value may nest (objects and arrays). JSON.stringify, PostgreSQL's jsonb and
+ * ClickHouse's JSON reader all fail on a few thousand levels; no client sends more than a few dozen.
+ */
+export const MAX_JSON_DEPTH = 200;
+/** A value with many bad strings is answered with the first few, not one item per string. */
+const MAX_TEXT_PROBLEMS = 20;
+
+// Any character that may be a problem; the common string has none and costs one scan.
+const SUSPECT = /[\u0000\ud800-\udfff]/;
+
+/**
+ * Why a string cannot be stored as text, or null. PostgreSQL refuses NUL in text and jsonb; a lone
+ * surrogate has no UTF-8 form, so PostgreSQL's jsonb and ClickHouse's JSON reader refuse it and text
+ * columns would keep U+FFFD instead.
+ */
+export function textProblem(s: string): { msg: string; type: string } | null {
+  if (!SUSPECT.test(s)) return null;
+  if (s.includes('\u0000')) return { msg: 'String should not contain the NUL character (\\u0000)', type: 'string_nul_character' };
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i);
+    if (c < 0xd800 || c > 0xdfff) continue;
+    const next = i + 1 < s.length ? s.charCodeAt(i + 1) : 0;
+    if (c <= 0xdbff && next >= 0xdc00 && next <= 0xdfff) {
+      i++;
+      continue;
+    }
+    return { msg: `String should be valid Unicode: a lone surrogate (\\u${c.toString(16)}) at index ${i}`, type: 'string_unicode' };
+  }
+  return null;
+}
+
+/**
+ * What no store can keep of a request value (parsed JSON, query or path parameters): nesting deeper than
+ * MAX_JSON_DEPTH and, unless `text` is false, a string or key that textProblem refuses. The recursion stops at
+ * MAX_JSON_DEPTH, so a deep value cannot overflow the stack; one shared path, copied only for what is reported.
+ */
+export function storableValueProblems(value: unknown, root: readonly (string | number)[], text = true): ValidationErrorItem[] {
+  const out: ValidationErrorItem[] = [];
+  const path: (string | number)[] = [...root];
+  let tooDeep = false;
+  const report = (p: { msg: string; type: string }) => out.push({ loc: [...path], ...p });
+  const full = () => tooDeep || out.length >= MAX_TEXT_PROBLEMS;
+  const walk = (v: unknown, depth: number): void => {
+    if (typeof v === 'string') {
+      const p = text ? textProblem(v) : null;
+      if (p) report(p);
+      return;
+    }
+    if (typeof v !== 'object' || v === null) return;
+    if (depth >= MAX_JSON_DEPTH) {
+      tooDeep = true;
+      report({ msg: `Value should nest at most ${MAX_JSON_DEPTH} levels of objects and arrays`, type: 'json_too_deep' });
+      return;
+    }
+    if (Array.isArray(v)) {
+      for (let i = 0; i < v.length && !full(); i++) {
+        path.push(i);
+        walk(v[i], depth + 1);
+        path.pop();
+      }
+      return;
+    }
+    for (const k of Object.keys(v)) {
+      if (full()) return;
+      path.push(k);
+      const p = text ? textProblem(k) : null;
+      if (p) report({ msg: `${p.msg} (in a key)`, type: p.type });
+      walk((v as Record<string, unknown>)[k], depth + 1);
+      path.pop();
+    }
+  };
+  walk(value, 0);
+  return out;
+}
+
+export interface ParseOptions {
+  /**
+   * Keep strings as sent (no NUL or lone-surrogate check): run ingest, whose ClickHouse columns keep NUL
+   * and whose fast path, which skips this function, must answer the same.
+   */
+  anyText?: boolean;
+}
+
+/**
+ * Parses or throws ValidationFailed (→ 422) with locations under `root` (e.g. ['body']). A value no store
+ * can keep (see storableValueProblems) is refused first, so nothing is written and zod never recurses into it.
+ */
+export function parseOrThrow<S extends z.ZodTypeAny>(schema: S, value: unknown, root: (string | number)[], opts: ParseOptions = {}): z.infer<S> {
+  const problems = storableValueProblems(value, root, opts.anyText !== true);
+  if (problems.length > 0) throw new ValidationFailed(problems);
   const result = schema.safeParse(value);
   if (!result.success) throw new ValidationFailed(toValidationErrors(result.error, root));
   return result.data;

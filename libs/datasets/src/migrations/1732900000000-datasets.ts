@@ -53,7 +53,7 @@ export class Datasets1732900000000 implements MigrationInterface {
       "created_at" timestamptz NOT NULL,
       "modified_at" timestamptz NOT NULL
     )`);
-    // One current state per example id, across every workspace (ids may come from the caller).
+    // One current state per example id (per workspace since ExamplesTenantKey1734000000001).
     await q.query(`CREATE UNIQUE INDEX IF NOT EXISTS "examples_current_id" ON "datasets"."examples" ("id") WHERE "valid_to" IS NULL`);
     await q.query(`CREATE INDEX IF NOT EXISTS "examples_dataset_current" ON "datasets"."examples" ("dataset_id", "created_at", "id") WHERE "valid_to" IS NULL`);
     await q.query(`CREATE INDEX IF NOT EXISTS "examples_dataset_versions" ON "datasets"."examples" ("dataset_id", "valid_from")`);

@@ -5,8 +5,9 @@ export const QUERY_SCHEMA = 'query';
 @Entity({ name: 'projects', schema: QUERY_SCHEMA })
 @Index('projects_tenant_name', ['tenant_id', 'name'], { unique: true })
 export class ProjectEntity {
+  // Unique per workspace (see the ProjectsTenantKey migration).
   @PrimaryColumn('uuid') id!: string;
-  @Column('uuid') tenant_id!: string;
+  @PrimaryColumn('uuid') tenant_id!: string;
   @Column('text') name!: string;
   @Column('text', { nullable: true }) description!: string | null;
   @Column('jsonb', { nullable: true }) extra!: Record<string, unknown> | null;

@@ -43,11 +43,11 @@ export class ProjectsRepository {
     return qb.orderBy('p.start_time', 'DESC').addOrderBy('p.id', 'DESC').offset(page.offset).limit(page.limit).getMany();
   }
 
-  /** Inserts unless the name is taken; returns null on a name conflict. */
+  /** Inserts unless the name or the id is taken in the workspace; returns null then. */
   async insert(project: ProjectEntity): Promise<ProjectEntity | null> {
     const rows = (await this.ds.query(
       `INSERT INTO "query"."projects" (id, tenant_id, name, description, extra, start_time, end_time, reference_dataset_id, default_dataset_id, trace_tier, created_at, modified_at)
-       VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12) ON CONFLICT (tenant_id, name) DO NOTHING RETURNING id`,
+       VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12) ON CONFLICT DO NOTHING RETURNING id`,
       [
         project.id, project.tenant_id, project.name, project.description, project.extra === null ? null : JSON.stringify(project.extra),
         project.start_time, project.end_time, project.reference_dataset_id, project.default_dataset_id, project.trace_tier,

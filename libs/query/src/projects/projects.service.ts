@@ -49,7 +49,7 @@ export class ProjectsService {
     if (inserted) return this.present(inserted);
     const existing = await this.repo.findByName(identity, body.name);
     if (upsert && existing) return this.present(existing);
-    throw conflict(`Project with name "${body.name}" already exists`);
+    throw conflict(existing ? `Project with name "${body.name}" already exists` : `Project with id ${entity.id} already exists`);
   }
 
   async get(identity: Identity, id: string, includeStats: boolean): Promise<Project> {
