@@ -32,7 +32,8 @@ runUntilSignal('gateway', async () => {
     ],
   })
   class GatewayAppModule {}
-  const rateLimit = await createRedisRateLimiter(config); // counters in Redis, shared by every replica
+  // Counters in Redis, shared by every replica; each request is counted as its verified credential.
+  const rateLimit = await createRedisRateLimiter(config, identity);
   const upstreams = {
     ingest: config.INGEST_URL,
     query: config.QUERY_URL,

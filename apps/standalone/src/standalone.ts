@@ -82,7 +82,10 @@ export async function startStandalone(config: StandaloneConfig): Promise<Running
   const controlPlaneDb = await openServiceDataSource({ url: dbUrl, schema: CONTROL_PLANE_SCHEMA, entities: CONTROL_PLANE_ENTITIES, migrations: CONTROL_PLANE_MIGRATIONS, poolSize: 6 });
   const exportsDb = await openServiceDataSource({ url: dbUrl, schema: EXPORTS_SCHEMA, entities: EXPORTS_ENTITIES, migrations: EXPORTS_MIGRATIONS, poolSize: 4 });
   const bus = new InProcessBus(config.INGEST_ACK === 'logged' ? { log: { dir: join(dataDir, 'bus'), topics: [TOPICS.runs] } } : {});
-  const rateLimit = createMemoryRateLimiter(config);
+  const identityOptions = { sessionSecret: sessionSecret(config, dataDir), defaultCanUseAuditLogs: config.DEFAULT_ORG_FEATURE_CAN_USE_AUDIT_LOGS };
+  // One resolver for the limiter (which authenticates before counting) and the routes' guard.
+  const identity = new IdentityService(gatewayDb, identityOptions);
+  const rateLimit = createMemoryRateLimiter(config, identity);
   const app = await createHttpApp(
     StandaloneModule.create({
       bus,
@@ -105,7 +108,8 @@ export async function startStandalone(config: StandaloneConfig): Promise<Running
         offered: { audit_logs: true, scheduled_exports: true, export_fields: true },
       },
       gateway: {
-        identity: { sessionSecret: sessionSecret(config, dataDir), defaultCanUseAuditLogs: config.DEFAULT_ORG_FEATURE_CAN_USE_AUDIT_LOGS },
+        identity: identityOptions,
+        identityService: identity,
         sessionTtlSeconds: config.SESSION_TTL_SECONDS,
       },
       controlPlane: {
