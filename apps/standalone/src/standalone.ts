@@ -59,6 +59,7 @@ export async function startStandalone(config: StandaloneConfig): Promise<Running
   // Persisted, so values encrypted before a restart can still be decrypted after it.
   const controlPlaneSecretsKey = persistedSecret(config.CONTROL_PLANE_SECRETS_KEY, dataDir, 'control-plane-secrets-key', randomSecret).value;
   const exportEncryptionKey = persistedSecret(config.EXPORT_ENCRYPTION_KEY, dataDir, 'export-encryption-key', randomSecret).value;
+  const workspaceSecretsKey = persistedSecret(config.WORKSPACE_SECRETS_KEY, dataDir, 'workspace-secrets-key', randomSecret).value;
   const auditChainKey = persistedSecret(config.AUDIT_CHAIN_KEY, dataDir, 'audit-chain-key', randomSecret);
   let pg: EmbeddedPostgresHandle | undefined;
   const dbUrl = config.DATABASE_URL ?? (pg = await startEmbeddedPostgres(join(dataDir, 'pg'))).url;
@@ -102,6 +103,7 @@ export async function startStandalone(config: StandaloneConfig): Promise<Running
       gateway: {
         identity: identityOptions,
         identityService: identity,
+        workspaceSecretsKey,
         sessionTtlSeconds: config.SESSION_TTL_SECONDS,
       },
       controlPlane: {
