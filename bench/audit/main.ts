@@ -6,9 +6,9 @@
  *
  *   npm run build && node scripts/run.js bench/audit/main.js [--events 20000] [--batch 500] [--orgs 4] [--repeat 3]
  */
-import { randomUUID } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import type { AuditRecord } from '@th/contracts';
-import { AUDIT_ENTITIES, AUDIT_MIGRATIONS, AuditRepository, AuditStore, verifyChain } from '@th/audit';
+import { AUDIT_ENTITIES, AUDIT_MIGRATIONS, AuditRepository, AuditStore, ChainHasher, verifyChain } from '@th/audit';
 import { openServiceDataSource } from '@th/database';
 import { createTestDatabase } from '@th/testing';
 import { median, round } from '../lib/stats';
@@ -46,7 +46,8 @@ async function main(): Promise<void> {
     const ds = await openServiceDataSource({ url: db.url, schema: 'audit', entities: AUDIT_ENTITIES, migrations: AUDIT_MIGRATIONS });
     try {
       const repo = new AuditRepository(ds);
-      const store = new AuditStore(repo);
+      const hasher = new ChainHasher(randomBytes(32).toString('hex'));
+      const store = new AuditStore(repo, hasher);
       const orgs = Array.from({ length: orgCount }, () => randomUUID());
       const recs = records(events, orgs);
       // ceiling: the same rows, no chain, plain multi-row inserts of the same batch size
@@ -69,7 +70,7 @@ async function main(): Promise<void> {
       for (let i = 0; i < recs.length; i += batch) await store.append(recs.slice(i, i + batch));
       const appendS = (performance.now() - t) / 1000;
       t = performance.now();
-      const report = await verifyChain(repo, orgs[0]);
+      const report = await verifyChain(repo, hasher, orgs[0]);
       const verifyS = (performance.now() - t) / 1000;
       if (!report.ok) throw new Error(`chain does not verify: ${JSON.stringify(report.first_break)}`);
       t = performance.now();

@@ -21,6 +21,7 @@ runUntilSignal('audit', async () => {
         defaultOrgFeatureCanUseAuditLogs: config.DEFAULT_ORG_FEATURE_CAN_USE_AUDIT_LOGS,
         retentionDays: config.AUDIT_RETENTION_DAYS,
         retentionIntervalMinutes: config.AUDIT_RETENTION_INTERVAL_MINUTES,
+        chainKey: config.AUDIT_CHAIN_KEY,
       }),
     ],
     providers: [

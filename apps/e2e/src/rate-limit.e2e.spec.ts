@@ -1,9 +1,12 @@
-import { randomBytes } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Redis } from 'ioredis';
-import { MemoryCounterStore, RATE_LIMIT_RULES, RateLimiter } from '@th/gateway';
+import type { DataSource } from 'typeorm';
+import { signSessionToken } from '@th/auth';
+import { openServiceDataSource } from '@th/database';
+import { GATEWAY_ENTITIES, GATEWAY_MIGRATIONS, IdentityService, MemoryCounterStore, RATE_LIMIT_RULES, RateLimiter } from '@th/gateway';
 import {
   SPEC_RATE_LIMIT_ROWS,
   createTestDatabase,
@@ -14,6 +17,7 @@ import {
   walkRateLimitRow,
   type AppProcess,
   type KafkaServer,
+  type ProbeCredentials,
   type RateLimitTarget,
 } from '@th/testing';
 
@@ -21,7 +25,8 @@ import {
  * The cluster gateway as OS processes with its counters in the machine's Redis: two replicas share
  * them (the walk alternates between the replicas), and Redis down fails open or closed as configured.
  * Upstream services are not started: the limiter answers before the proxy, and a request under the
- * limit that reaches the proxy gets 502 (or the gateway's own answer).
+ * limit that reaches the proxy gets 502 (or the gateway's own answer). Probes carry real credentials
+ * (keys of fresh organizations in the gateway's database, sessions signed with its secret).
  * Needs `npm run build`.
  */
 const REDIS_URL = 'redis://127.0.0.1:6379';
@@ -37,6 +42,9 @@ describe('rate limits, cluster gateway (counters in Redis)', () => {
   const procs: AppProcess[] = [];
   let replicas: AppProcess[];
   let redis: Redis;
+  let gatewayDb: DataSource;
+  let identity: IdentityService;
+  const SESSION_SECRET = `rl-session-secret-${runTag}-0123456789abcdef`;
 
   const gateway = async (extra: Record<string, string>) => {
     const p = await startAppProcess('gateway', { ...env, ...extra });
@@ -60,9 +68,12 @@ describe('rate limits, cluster gateway (counters in Redis)', () => {
       RATE_LIMIT_REGION: REGION,
       RATE_LIMIT_TRUSTED_PROXIES: '1',
       RATE_LIMIT_KEY_PREFIX: prefix,
+      SESSION_SECRET,
     };
     replicas = [await gateway({ REDIS_URL }), await gateway({ REDIS_URL })];
     redis = new Redis(REDIS_URL);
+    gatewayDb = await openServiceDataSource({ url: db.url, schema: 'gateway', entities: GATEWAY_ENTITIES, migrations: GATEWAY_MIGRATIONS });
+    identity = new IdentityService(gatewayDb, { sessionSecret: SESSION_SECRET });
   }, 240_000);
 
   afterAll(async () => {
@@ -72,14 +83,33 @@ describe('rate limits, cluster gateway (counters in Redis)', () => {
       if (keys.length > 0) await redis.del(...keys);
       redis.disconnect();
     }
+    await gatewayDb?.destroy();
     await kafka?.stop();
     await db?.drop();
     if (work) rmSync(work, { recursive: true, force: true });
   }, 120_000);
 
-  /** Computes counter keys exactly as the gateways do (same prefix and proxy setting). */
-  const keys = new RateLimiter({ store: new MemoryCounterStore(), region: REGION, failMode: 'open', trustedProxies: 1, keyPrefix: prefix });
+  /** Computes counter keys exactly as the gateways do (same prefix, proxy setting and credential check). */
+  const keys = new RateLimiter({
+    store: new MemoryCounterStore(),
+    principals: { rateLimitPrincipal: (headers) => identity.rateLimitPrincipal(headers) },
+    region: REGION,
+    failMode: 'open',
+    trustedProxies: 1,
+    keyPrefix: prefix,
+  });
   afterAll(() => keys.close());
+  const counterKey = async (ruleId: string, headers: Record<string, string>): Promise<string> => {
+    const rule = RATE_LIMIT_RULES.find((r) => r.id === ruleId);
+    if (!rule) throw new Error(`no rule ${ruleId}`);
+    return keys.counterKey(rule, { headers, remoteAddress: '127.0.0.1' }, await keys.principal(headers));
+  };
+
+  /** A fresh caller: its own organization's key and a session of a fresh user. */
+  const credentials = async (): Promise<ProbeCredentials> => {
+    const org = await identity.createOrganization({ name: `rl-${runTag}` });
+    return { apiKey: org.api_key, sessionToken: await signSessionToken({ user_id: randomUUID(), organization_id: org.organization_id }, SESSION_SECRET, 600) };
+  };
 
   let turn = 0;
   const target: RateLimitTarget = {
@@ -88,14 +118,13 @@ describe('rate limits, cluster gateway (counters in Redis)', () => {
       return fetch(`${url}${p.path}`, { method: p.method, headers: p.headers, body: p.method === 'POST' || p.method === 'PATCH' ? '{}' : undefined });
     },
     preload: async (ruleId, p, count, windowSeconds) => {
-      const rule = RATE_LIMIT_RULES.find((r) => r.id === ruleId);
-      if (!rule) throw new Error(`no rule ${ruleId}`);
-      await redis.set(keys.counterKey(rule, { headers: p.headers, remoteAddress: '127.0.0.1' }), String(count), 'PX', windowSeconds * 1000);
+      await redis.set(await counterKey(ruleId, p.headers), String(count), 'PX', windowSeconds * 1000);
     },
   };
 
   it.each(SPEC_RATE_LIMIT_ROWS.map((row, index) => [`${row.match} by ${row.key}`, row, index] as const))('%s, across two replicas', async (_name, row, index) => {
-    const probe = rowProbe(row, index, runTag);
+    const creds = await credentials();
+    const probe = rowProbe(row, index, runTag, creds);
     const walk = await walkRateLimitRow(target, row, REGION, probe);
     const [limit, windowSeconds] = row[REGION];
     expect(walk.allowed.map((r) => r.status).filter((s) => s === 429)).toEqual([]);
@@ -105,19 +134,31 @@ describe('rate limits, cluster gateway (counters in Redis)', () => {
     expect(Number(walk.over.retryAfter)).toBeGreaterThanOrEqual(1);
     expect(Number(walk.over.retryAfter)).toBeLessThanOrEqual(windowSeconds);
     // The counter lives in Redis under the row's key, with the row's window.
-    const rule = RATE_LIMIT_RULES.find((r) => r.id === row.ruleId);
-    if (!rule) throw new Error('rule missing');
-    const key = keys.counterKey(rule, { headers: probe.headers, remoteAddress: '127.0.0.1' });
+    const key = await counterKey(row.ruleId, probe.headers);
     expect(Number(await redis.get(key))).toBe(limit + 1);
     const ttl = await redis.pttl(key);
     expect(ttl).toBeGreaterThan(0);
     expect(ttl).toBeLessThanOrEqual(windowSeconds * 1000);
   });
 
-  it('keeps API keys out of Redis (counted by their hash)', async () => {
+  it('keeps API keys out of Redis (counted by their id)', async () => {
     const stored = await redis.keys(`${prefix}*`);
     expect(stored.length).toBeGreaterThan(0);
-    expect(stored.filter((k) => k.includes(`th_rl_${runTag}`))).toEqual([]);
+    expect(stored.filter((k) => k.includes('th_'))).toEqual([]);
+  });
+
+  it('counts a key in one bucket whichever header carries it, and rotating junk keys or user ids by IP, across replicas', async () => {
+    const { apiKey } = await credentials();
+    const send = async (headers: Record<string, string>) => (await target.send({ method: 'POST', path: '/api/v1/runs/query', headers: { 'content-type': 'application/json', ...headers } })).status;
+    const byKey: number[] = [];
+    for (let i = 0; i < 16; i++) byKey.push(await send({ 'x-forwarded-for': '10.95.0.1', ...(i % 2 ? { authorization: `Bearer ${apiKey}` } : { 'x-api-key': apiKey }), 'x-user-id': randomUUID() }));
+    expect(byKey.slice(0, 15).filter((s) => s === 429)).toEqual([]);
+    expect(byKey[15]).toBe(429);
+    const junk = { 'x-forwarded-for': '10.95.0.2' };
+    await target.preload('catch-all-ip', { method: 'POST', path: '/api/v1/runs/query', headers: junk }, 95, 60);
+    const rotating: number[] = [];
+    for (let i = 0; i < 10; i++) rotating.push(await send({ ...junk, ...(i % 2 ? { 'x-api-key': `th_junk_${randomUUID()}` } : { 'x-user-id': randomUUID() }) }));
+    expect(rotating.filter((s) => s !== 429)).toHaveLength(5);
   });
 
   it('fails open when Redis is down, and logs it', async () => {

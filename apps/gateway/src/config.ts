@@ -16,6 +16,8 @@ export const gatewayConfigSchema = z.object({
   /** HS256 secret of session bearer tokens (POST /auth/login); without it bearer JWTs are refused. */
   SESSION_SECRET: secret(z.string().min(32).optional()),
   SESSION_TTL_SECONDS: z.coerce.number().int().min(60).default(12 * 3600),
+  /** Key of workspace secret values at rest (AES-256-GCM); without it, derived from INTERNAL_SIGNING_KEY. Never change it once secrets exist. */
+  WORKSPACE_SECRETS_KEY: secret(z.string().min(16).optional()),
   DEFAULT_ORG_FEATURE_CAN_USE_AUDIT_LOGS: bool(false),
   INGEST_BATCH_SIZE_LIMIT: z.coerce.number().int().min(1).default(100),
   ...rateLimitConfigShape,

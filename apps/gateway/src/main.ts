@@ -1,4 +1,5 @@
 import 'reflect-metadata';
+import { createHash } from 'node:crypto';
 import { Module } from '@nestjs/common';
 import { APP_GUARD } from '@nestjs/core';
 import { AuthGuard, IDENTITY_RESOLVER } from '@th/auth';
@@ -22,7 +23,13 @@ runUntilSignal('gateway', async () => {
       batchSizeLimit: config.INGEST_BATCH_SIZE_LIMIT,
       offered: { audit_logs: !!config.AUDIT_URL, scheduled_exports: !!config.EXPORT_WORKER_URL, export_fields: !!config.EXPORT_WORKER_URL },
     },
-    { identityService: identity, sessionTtlSeconds: config.SESSION_TTL_SECONDS, identity: { sessionSecret: config.SESSION_SECRET } },
+    {
+      identityService: identity,
+      sessionTtlSeconds: config.SESSION_TTL_SECONDS,
+      identity: { sessionSecret: config.SESSION_SECRET },
+      // Domain-separated from the signing key when not set of its own (as the control plane's secrets key).
+      workspaceSecretsKey: config.WORKSPACE_SECRETS_KEY ?? createHash('sha256').update(`workspace-secrets:${config.INTERNAL_SIGNING_KEY}`).digest('base64url'),
+    },
   );
   @Module({
     imports: [HealthModule, BusModule.forRoot({ kafka: kafkaOptionsFromConfig(config, 'gateway'), service: 'gateway' }), gateway],
@@ -32,7 +39,8 @@ runUntilSignal('gateway', async () => {
     ],
   })
   class GatewayAppModule {}
-  const rateLimit = await createRedisRateLimiter(config); // counters in Redis, shared by every replica
+  // Counters in Redis, shared by every replica; each request is counted as its verified credential.
+  const rateLimit = await createRedisRateLimiter(config, identity);
   const upstreams = {
     ingest: config.INGEST_URL,
     query: config.QUERY_URL,

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { Client } from 'pg';
 import { TOPICS, type ApiActivityEvent, type AuditChainVerification, type AuditLogsResponse, type AuditRecord } from '@th/contracts';
-import { AuditRepository, AuditRetentionService, verifyChains } from '@th/audit';
+import { AuditRepository, AuditRetentionService, ChainHasher, verifyChains } from '@th/audit';
 import { AuditPublisher, EventBus } from '@th/bus';
 import { IdentityService, routeFor } from '@th/gateway';
 import { createTestDatabase } from '@th/testing';
@@ -207,7 +207,7 @@ describe('audit logs through the standalone service', () => {
     const broken = await verify(org.headers);
     expect(broken).toMatchObject({ ok: false, events_checked: 3, first_break: { seq: 4, event_id: recs[3].id, reason: 'the content of event 4 does not match its hash' } });
     // the verify command walks every chain and names the broken one
-    const reports = await verifyChains(svc.app.get(AuditRepository));
+    const reports = await verifyChains(svc.app.get(AuditRepository), svc.app.get(ChainHasher));
     expect(reports.find((r) => r.chain_key === org.organization_id)?.first_break?.seq).toBe(4);
     expect(reports.find((r) => r.chain_key === svc.organizationId)?.ok).toBe(true);
     // the served event is still the stored one: tampering is visible, not hidden

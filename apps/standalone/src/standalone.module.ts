@@ -35,7 +35,7 @@ export interface StandaloneParts {
   auditDb: DataSource;
   audit: AuditOptions;
   info: GatewayInfoOptions;
-  gateway?: GatewayModuleOptions;
+  gateway: GatewayModuleOptions;
   ingest: IngestOptions;
   exports?: ExportWorkerModuleOptions;
   controlPlane?: { dataSource: DataSource; options: ControlPlaneOptions };

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import type { INestApplication } from '@nestjs/common';
 import { AUDIT_ENTITIES, AUDIT_MIGRATIONS } from '@th/audit';
@@ -29,48 +29,38 @@ export interface RunningStandalone {
   close(): Promise<void>;
 }
 
-function bootstrapKey(config: StandaloneConfig, dataDir: string): string {
-  if (config.BOOTSTRAP_API_KEY) return config.BOOTSTRAP_API_KEY;
-  const file = join(dataDir, 'bootstrap-api-key');
-  if (existsSync(file)) return readFileSync(file, 'utf8').trim();
-  const key = generateApiKey();
-  writeFileSync(file, key + '\n', { mode: 0o600 });
-  return key;
+/**
+ * A secret the operator may set, else generated once and kept in DATA_DIR/<file> (0600), so what it
+ * protects (sessions, encrypted values, the audit chain) survives a restart. `generated` tells the
+ * start that created it.
+ */
+function persistedSecret(configured: string | undefined, dataDir: string, file: string, generate: () => string): { value: string; generated: boolean } {
+  if (configured) return { value: configured, generated: false };
+  const path = join(dataDir, file);
+  if (existsSync(path)) {
+    chmodSync(path, 0o600); // files written by versions that did not set the mode
+    return { value: readFileSync(path, 'utf8').trim(), generated: false };
+  }
+  const value = generate();
+  writeFileSync(path, value + '\n', { mode: 0o600 });
+  return { value, generated: true };
 }
 
-function sessionSecret(config: StandaloneConfig, dataDir: string): string {
-  if (config.SESSION_SECRET) return config.SESSION_SECRET;
-  const file = join(dataDir, 'session-secret');
-  if (existsSync(file)) return readFileSync(file, 'utf8').trim();
-  const value = randomBytes(32).toString('base64url');
-  writeFileSync(file, value + '\n', { mode: 0o600 });
-  return value;
-}
-
-function controlPlaneSecretsKey(config: StandaloneConfig, dataDir: string): string {
-  if (config.CONTROL_PLANE_SECRETS_KEY) return config.CONTROL_PLANE_SECRETS_KEY;
-  // Persisted, so deployment secrets stored before a restart can still be decrypted after it.
-  const file = join(dataDir, 'control-plane-secrets-key');
-  if (existsSync(file)) return readFileSync(file, 'utf8').trim();
-  const value = randomBytes(32).toString('base64url');
-  writeFileSync(file, value + '\n', { mode: 0o600 });
-  return value;
-}
-
-function exportEncryptionKey(config: StandaloneConfig, dataDir: string): string {
-  if (config.EXPORT_ENCRYPTION_KEY) return config.EXPORT_ENCRYPTION_KEY;
-  // Persisted, so destinations saved before a restart can still be decrypted after it.
-  const file = join(dataDir, 'export-encryption-key');
-  if (existsSync(file)) return readFileSync(file, 'utf8').trim();
-  const value = randomBytes(32).toString('base64url');
-  writeFileSync(file, value + '\n', { mode: 0o600 });
-  return value;
-}
+const randomSecret = () => randomBytes(32).toString('base64url');
 
 /** Starts the whole service in this process: embedded PostgreSQL, chDB, the in-process bus. */
 export async function startStandalone(config: StandaloneConfig): Promise<RunningStandalone> {
   const dataDir = resolve(config.DATA_DIR);
-  mkdirSync(dataDir, { recursive: true });
+  // Owner only: it holds the generated secrets and the embedded databases (also when it existed before).
+  mkdirSync(dataDir, { recursive: true, mode: 0o700 });
+  chmodSync(dataDir, 0o700);
+  const apiKey = persistedSecret(config.BOOTSTRAP_API_KEY, dataDir, 'bootstrap-api-key', generateApiKey).value;
+  const sessionSecret = persistedSecret(config.SESSION_SECRET, dataDir, 'session-secret', randomSecret).value;
+  // Persisted, so values encrypted before a restart can still be decrypted after it.
+  const controlPlaneSecretsKey = persistedSecret(config.CONTROL_PLANE_SECRETS_KEY, dataDir, 'control-plane-secrets-key', randomSecret).value;
+  const exportEncryptionKey = persistedSecret(config.EXPORT_ENCRYPTION_KEY, dataDir, 'export-encryption-key', randomSecret).value;
+  const workspaceSecretsKey = persistedSecret(config.WORKSPACE_SECRETS_KEY, dataDir, 'workspace-secrets-key', randomSecret).value;
+  const auditChainKey = persistedSecret(config.AUDIT_CHAIN_KEY, dataDir, 'audit-chain-key', randomSecret);
   let pg: EmbeddedPostgresHandle | undefined;
   const dbUrl = config.DATABASE_URL ?? (pg = await startEmbeddedPostgres(join(dataDir, 'pg'))).url;
   const ch = ClickHouse.connect({ kind: 'embedded', path: join(dataDir, 'clickhouse') });
@@ -82,7 +72,10 @@ export async function startStandalone(config: StandaloneConfig): Promise<Running
   const controlPlaneDb = await openServiceDataSource({ url: dbUrl, schema: CONTROL_PLANE_SCHEMA, entities: CONTROL_PLANE_ENTITIES, migrations: CONTROL_PLANE_MIGRATIONS, poolSize: 6 });
   const exportsDb = await openServiceDataSource({ url: dbUrl, schema: EXPORTS_SCHEMA, entities: EXPORTS_ENTITIES, migrations: EXPORTS_MIGRATIONS, poolSize: 4 });
   const bus = new InProcessBus(config.INGEST_ACK === 'logged' ? { log: { dir: join(dataDir, 'bus'), topics: [TOPICS.runs] } } : {});
-  const rateLimit = createMemoryRateLimiter(config);
+  const identityOptions = { sessionSecret, defaultCanUseAuditLogs: config.DEFAULT_ORG_FEATURE_CAN_USE_AUDIT_LOGS };
+  // One resolver for the limiter (which authenticates before counting) and the routes' guard.
+  const identity = new IdentityService(gatewayDb, identityOptions);
+  const rateLimit = createMemoryRateLimiter(config, identity);
   const app = await createHttpApp(
     StandaloneModule.create({
       bus,
@@ -96,6 +89,9 @@ export async function startStandalone(config: StandaloneConfig): Promise<Running
         defaultOrgFeatureCanUseAuditLogs: config.DEFAULT_ORG_FEATURE_CAN_USE_AUDIT_LOGS,
         retentionDays: config.AUDIT_RETENTION_DAYS,
         retentionIntervalMinutes: config.AUDIT_RETENTION_INTERVAL_MINUTES,
+        chainKey: auditChainKey.value,
+        // Chains stored before chain keys are converted in the start that creates the key, and never again.
+        rekeyUnkeyedChains: auditChainKey.generated,
       },
       info: {
         version: config.SERVICE_VERSION,
@@ -105,7 +101,9 @@ export async function startStandalone(config: StandaloneConfig): Promise<Running
         offered: { audit_logs: true, scheduled_exports: true, export_fields: true },
       },
       gateway: {
-        identity: { sessionSecret: sessionSecret(config, dataDir), defaultCanUseAuditLogs: config.DEFAULT_ORG_FEATURE_CAN_USE_AUDIT_LOGS },
+        identity: identityOptions,
+        identityService: identity,
+        workspaceSecretsKey,
         sessionTtlSeconds: config.SESSION_TTL_SECONDS,
       },
       controlPlane: {
@@ -113,14 +111,14 @@ export async function startStandalone(config: StandaloneConfig): Promise<Running
         options: controlPlaneOptionsFromConfig(config, {
           databaseUrl: dbUrl,
           dataDir,
-          secretsKey: controlPlaneSecretsKey(config, dataDir),
+          secretsKey: controlPlaneSecretsKey,
           host: config.HOST === '0.0.0.0' ? '127.0.0.1' : config.HOST,
           env: process.env,
         }),
       },
       exports: {
         dataSource: exportsDb,
-        encryptionKey: exportEncryptionKey(config, dataDir),
+        encryptionKey: exportEncryptionKey,
         maxConcurrent: config.EXPORT_MAX_CONCURRENT,
         pollMs: config.EXPORT_POLL_MS,
         retryDelayMs: config.EXPORT_RETRY_DELAY_MS,
@@ -139,8 +137,7 @@ export async function startStandalone(config: StandaloneConfig): Promise<Running
     }),
     { service: 'standalone', logLevel: config.LOG_LEVEL, maxBodyBytes: config.MAX_BODY_BYTES, beforeBody: [rateLimit.middleware] },
   );
-  const apiKey = bootstrapKey(config, dataDir);
-  const seeded = await app.get(IdentityService).bootstrap(apiKey);
+  const seeded = await identity.bootstrap(apiKey);
   await app.listen(config.PORT, config.HOST);
   const addr = app.getHttpServer().address() as { port: number };
   const url = `http://${config.HOST === '0.0.0.0' ? '127.0.0.1' : config.HOST}:${addr.port}`;

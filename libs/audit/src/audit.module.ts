@@ -1,6 +1,7 @@
 import { DynamicModule, Module } from '@nestjs/common';
 import type { DataSource } from 'typeorm';
 import { AUDIT_OPTIONS, type AuditOptions } from './audit.options';
+import { ChainHasher } from './chain/chain-hash';
 import { AuditLogsController } from './logs/audit-logs.controller';
 import { AuditLogsService } from './logs/audit-logs.service';
 import { AuditRetentionService } from './retention/audit-retention.service';
@@ -22,12 +23,13 @@ export class AuditModule {
       providers: [
         { provide: AUDIT_OPTIONS, useValue: options },
         { provide: AuditRepository, useValue: new AuditRepository(dataSource) },
-        { provide: AuditStore, inject: [AuditRepository], useFactory: (repo: AuditRepository) => new AuditStore(repo) },
+        { provide: ChainHasher, useValue: new ChainHasher(options.chainKey) },
+        { provide: AuditStore, inject: [AuditRepository, ChainHasher], useFactory: (repo: AuditRepository, hasher: ChainHasher) => new AuditStore(repo, hasher) },
         AuditConsumer,
         AuditRetentionService,
         AuditLogsService,
       ],
-      exports: [AuditLogsService, AuditRetentionService, AuditStore],
+      exports: [AuditLogsService, AuditRetentionService, AuditStore, ChainHasher],
     };
   }
 }

@@ -8,6 +8,10 @@ export interface AuditOptions {
   retentionDays: number;
   /** AUDIT_RETENTION_INTERVAL_MINUTES: how often the retention job runs; 0 turns the schedule off. */
   retentionIntervalMinutes: number;
+  /** AUDIT_CHAIN_KEY: the HMAC key of the hash chains (kept out of the database). */
+  chainKey: string;
+  /** Convert chains stored before chain keys once at start (the standalone service, in the start that generates its key). */
+  rekeyUnkeyedChains?: boolean;
 }
 
 export const AUDIT_OPTIONS = Symbol('AUDIT_OPTIONS');

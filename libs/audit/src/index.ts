@@ -9,6 +9,7 @@ export * from './store/audit.repository';
 export * from './store/audit-store.service';
 export * from './store/audit.consumer';
 import { AuditLog1732250000060 } from './migrations/1732250000060-audit-log';
+import { AuditRekey1732250000061 } from './migrations/1732250000061-audit-rekey';
 export { AuditLog1732250000060 };
 export const AUDIT_ENTITIES: never[] = [];
-export const AUDIT_MIGRATIONS = [AuditLog1732250000060];
+export const AUDIT_MIGRATIONS = [AuditLog1732250000060, AuditRekey1732250000061];

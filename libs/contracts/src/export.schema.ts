@@ -47,6 +47,15 @@ export const DESTINATION_TYPES = ['objstore', 's3'] as const;
 
 const nonEmpty = z.string().trim().min(1);
 
+/**
+ * An object store's URL. Credentials inside it (https://user:pass@host) are refused: they would be
+ * stored and answered in clear; they belong in the credentials fields, which are encrypted and never answered.
+ */
+const withoutUserinfo = (u: string): boolean => !URL.canParse(u) || (new URL(u).username === '' && new URL(u).password === '');
+const endpointUrl = z.string().url().max(2048).refine(withoutUserinfo, {
+  message: 'endpoint_url must not carry credentials (user:password@): send them as credentials.access_key_id and credentials.secret_access_key',
+});
+
 export const exportDestinationConfigSchema = z.strictObject({
   bucket_name: z
     .string()
@@ -59,7 +68,7 @@ export const exportDestinationConfigSchema = z.strictObject({
     .default('')
     .transform((p) => p.replace(/^\/+|\/+$/g, '')),
   region: z.string().max(64).nullish(),
-  endpoint_url: z.string().url().max(2048).nullish(),
+  endpoint_url: endpointUrl.nullish(),
 });
 export type ExportDestinationConfig = z.infer<typeof exportDestinationConfigSchema>;
 
@@ -90,7 +99,7 @@ export const exportDestinationUpdateSchema = z.strictObject({
         .transform((p) => p.replace(/^\/+|\/+$/g, ''))
         .optional(),
       region: z.string().max(64).nullish(),
-      endpoint_url: z.string().url().max(2048).nullish(),
+      endpoint_url: endpointUrl.nullish(),
     })
     .optional(),
   credentials: exportDestinationCredentialsSchema.optional(),

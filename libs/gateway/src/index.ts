@@ -26,6 +26,7 @@ import {
 } from './identity/identity.entities';
 import { Identity1732250000001 } from './migrations/1732250000001-identity';
 import { Admin1732250000002 } from './migrations/1732250000002-admin';
+import { WorkspaceSecretsSealed1732250000003 } from './migrations/1732250000003-workspace-secrets-sealed';
 export const GATEWAY_ENTITIES = [
   OrganizationEntity,
   WorkspaceEntity,
@@ -38,4 +39,4 @@ export const GATEWAY_ENTITIES = [
   WorkspaceSecretEntity,
   UsageLimitEntity,
 ];
-export const GATEWAY_MIGRATIONS = [Identity1732250000001, Admin1732250000002];
+export const GATEWAY_MIGRATIONS = [Identity1732250000001, Admin1732250000002, WorkspaceSecretsSealed1732250000003];

@@ -7,3 +7,5 @@ export * from './health';
 export * from './http-app';
 export * from './net';
 export * from './multipart';
+export * from './secret-cipher';
+export * from './url-credentials';

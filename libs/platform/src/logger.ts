@@ -1,9 +1,10 @@
 import type { LoggerService } from '@nestjs/common';
+import { maskUrlCredentials } from './url-credentials';
 
 const LEVELS = { debug: 10, info: 20, warn: 30, error: 40 } as const;
 export type LogLevel = keyof typeof LEVELS;
 
-/** Structured JSON logs on stdout; one line per event. */
+/** Structured JSON logs on stdout; one line per event, credentials inside URLs masked. */
 export class JsonLogger implements LoggerService {
   private readonly min: number;
   constructor(
@@ -41,6 +42,6 @@ export class JsonLogger implements LoggerService {
       entry.msg = String(message);
     }
     for (const r of rest) if (typeof r === 'string' && level === 'error') entry.stack = r;
-    process.stdout.write(JSON.stringify(entry) + '\n');
+    process.stdout.write(maskUrlCredentials(JSON.stringify(entry)) + '\n');
   }
 }

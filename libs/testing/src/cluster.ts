@@ -102,7 +102,7 @@ export async function startCluster(opts: ClusterOptions = {}): Promise<Cluster> 
   };
   const procs: Partial<Record<ClusterService, AppProcess>> = {};
   const ports = { query: queryPort, ingest: ingestPort, gateway: await freePort(), 'export-worker': await freePort(), audit: await freePort() };
-  const auditEnv = opts.auditEnv ?? null;
+  const auditEnv = opts.auditEnv ? { AUDIT_CHAIN_KEY: randomBytes(24).toString('hex'), ...opts.auditEnv } : null;
   const exportWorkerEnv = opts.exportWorkerEnv ? { EXPORT_ENCRYPTION_KEY: randomBytes(24).toString('hex'), ...opts.exportWorkerEnv } : null;
   const start = async (name: ClusterService) => {
     // Rate limits are off unless a test asks for them (with REDIS_URL): the spec's production values would throttle load tests.

@@ -92,14 +92,26 @@ export interface RowWalk {
 export const FULL_WALK_MAX = 30;
 const NEAR_LIMIT_STEPS = 3;
 
+/** The valid credentials a probe carries: the limiter counts only verified ones as a key or a user. */
+export interface ProbeCredentials {
+  /** An API key (or PAT, service key) the service knows. */
+  apiKey: string;
+  /** A session bearer token signed with the service's session secret. */
+  sessionToken: string;
+}
+
 /**
- * The identity of a row's probe: a fresh API key, user id and client IP (sent as X-Forwarded-For, the
- * gateway trusting one proxy) per row and run, so no two rows or runs share a counter.
+ * The identity of a row's probe: the caller's own credentials (a fresh key and session per row and run)
+ * and client IP (sent as X-Forwarded-For, the gateway trusting one proxy), so no two rows or runs share
+ * a counter. A user row's probe also sends x-user-id, which the limiter ignores without the session.
  */
-export function rowProbe(row: SpecRateLimitRow, index: number, runTag: string): RateLimitProbe {
+export function rowProbe(row: SpecRateLimitRow, index: number, runTag: string, credentials: ProbeCredentials): RateLimitProbe {
   const headers: Record<string, string> = { 'x-forwarded-for': `10.77.${index}.${(parseInt(runTag.slice(0, 2), 16) || 0) % 250}` };
-  if (row.key === 'api-key') headers['x-api-key'] = `th_rl_${runTag}_${index}`;
-  if (row.key === 'user-ip') headers['x-user-id'] = `user-${runTag}-${index}`;
+  if (row.key === 'api-key') headers['x-api-key'] = credentials.apiKey;
+  if (row.key === 'user-ip') {
+    headers.authorization = `Bearer ${credentials.sessionToken}`;
+    headers['x-user-id'] = `user-${runTag}-${index}`;
+  }
   if (row.sample.method === 'POST' || row.sample.method === 'PATCH') headers['content-type'] = 'application/json';
   return { method: row.sample.method, path: row.sample.path, headers };
 }

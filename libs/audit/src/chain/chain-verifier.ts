@@ -1,5 +1,5 @@
 import { auditRecordSchema } from '@th/contracts';
-import { canonicalJson, eventHash, genesisHash } from './chain-hash';
+import { UNKEYED_CHAIN_HASHING, canonicalJson, type ChainHashing } from './chain-hash';
 import type { AuditRepository, ChainHead, StoredEventRow } from '../store/audit.repository';
 
 export interface ChainBreak {
@@ -20,14 +20,14 @@ export interface ChainReport {
 const PAGE = 2000;
 
 /** Checks one stored event against the previous one; the reason of the first mismatch, or null. */
-function checkEvent(row: StoredEventRow, expectedSeq: number, expectedPrev: string): string | null {
+function checkEvent(hashing: ChainHashing, row: StoredEventRow, expectedSeq: number, expectedPrev: string): string | null {
   if (row.seq !== expectedSeq) {
     return row.seq > expectedSeq
       ? `event(s) ${expectedSeq}..${row.seq - 1} are missing: the chain continues at ${row.seq}`
       : `event ${row.seq} is out of order (expected ${expectedSeq})`;
   }
   if (row.prev_hash !== expectedPrev) return `prev_hash does not match the hash of event ${expectedSeq - 1}`;
-  if (eventHash(row.prev_hash, row.chain_key, row.seq, row.record) !== row.hash) return `the content of event ${row.seq} does not match its hash`;
+  if (hashing.event(row.prev_hash, row.chain_key, row.seq, row.record) !== row.hash) return `the content of event ${row.seq} does not match its hash`;
   let parsed: unknown;
   try {
     parsed = JSON.parse(row.record);
@@ -53,14 +53,15 @@ function checkEvent(row: StoredEventRow, expectedSeq: number, expectedPrev: stri
 /**
  * Walks a chain from its anchor (genesis, or the hash of the last event retention removed) to its
  * head, in pages, and reports the first break: a changed, removed, reordered or inserted event.
+ * `hashing` is the keyed ChainHasher (UNKEYED_CHAIN_HASHING only to recognize chains stored before keys).
  */
-export async function verifyChain(repo: AuditRepository, chainKey: string, upto?: { seq: number }): Promise<ChainReport> {
+export async function verifyChain(repo: AuditRepository, hashing: ChainHashing, chainKey: string, upto?: { seq: number }): Promise<ChainReport> {
   const head: ChainHead = (await repo.head(chainKey)) ?? {
     chain_key: chainKey,
     head_seq: 0,
-    head_hash: genesisHash(chainKey),
+    head_hash: hashing.genesis(chainKey),
     anchor_seq: 0,
-    anchor_hash: genesisHash(chainKey),
+    anchor_hash: hashing.genesis(chainKey),
   };
   const report = (first_break: ChainBreak | null, checked: number): ChainReport => ({
     chain_key: chainKey,
@@ -70,7 +71,7 @@ export async function verifyChain(repo: AuditRepository, chainKey: string, upto?
     head: { seq: head.head_seq, hash: head.head_hash },
     first_break,
   });
-  if (head.anchor_seq === 0 && head.anchor_hash !== genesisHash(chainKey)) {
+  if (head.anchor_seq === 0 && head.anchor_hash !== hashing.genesis(chainKey)) {
     return report({ seq: 0, event_id: null, reason: 'the chain anchor is not the genesis hash of this organization' }, 0);
   }
   const last = upto?.seq ?? head.head_seq;
@@ -82,7 +83,7 @@ export async function verifyChain(repo: AuditRepository, chainKey: string, upto?
     const rows = await repo.chainPage(chainKey, expectedSeq - 1, upto ? last : Number.MAX_SAFE_INTEGER, PAGE);
     for (const row of rows) {
       if (row.seq > last) return report({ seq: row.seq, event_id: row.id, reason: `event ${row.seq} lies beyond the chain head ${last}` }, checked);
-      const reason = checkEvent(row, expectedSeq, expectedPrev);
+      const reason = checkEvent(hashing, row, expectedSeq, expectedPrev);
       if (reason) return report({ seq: row.seq, event_id: row.id, reason }, checked);
       checked++;
       expectedSeq++;
@@ -100,8 +101,52 @@ export async function verifyChain(repo: AuditRepository, chainKey: string, upto?
 }
 
 /** The verify command: every chain (or the named ones), each from its anchor to its head. */
-export async function verifyChains(repo: AuditRepository, chainKeys?: string[]): Promise<ChainReport[]> {
+export async function verifyChains(repo: AuditRepository, hashing: ChainHashing, chainKeys?: string[]): Promise<ChainReport[]> {
   const reports: ChainReport[] = [];
-  for (const chain of chainKeys?.length ? chainKeys : await repo.chainKeys()) reports.push(await verifyChain(repo, chain));
+  for (const chain of chainKeys?.length ? chainKeys : await repo.chainKeys()) reports.push(await verifyChain(repo, hashing, chain));
   return reports;
+}
+
+export interface RekeyReport {
+  chain_key: string;
+  /** keyed: verifies under the key already; rekeyed: verified unkeyed and now keyed; broken: verifies neither way, left as is. */
+  outcome: 'keyed' | 'rekeyed' | 'broken';
+  events: number;
+}
+
+/**
+ * Converts chains stored before chain keys (plain SHA-256) to the keyed hash, each after it verifies
+ * unkeyed. Run once per installation, by the operator (the verify command's --rekey-unkeyed) or by the
+ * standalone service in the start that generates its key: never on an ordinary start, or whoever can
+ * write the database could rebuild a chain unkeyed and have it re-signed by the next restart.
+ */
+export async function rekeyUnkeyedChains(repo: AuditRepository, hasher: ChainHashing): Promise<RekeyReport[]> {
+  const out: RekeyReport[] = [];
+  for (const chainKey of await repo.chainKeys()) {
+    const outcome = await repo.transaction(async (tx): Promise<RekeyReport> => {
+      const head = await tx.lockChain(chainKey, hasher.genesis(chainKey));
+      const keyed = await verifyChain(repo, hasher, chainKey);
+      if (keyed.ok) return { chain_key: chainKey, outcome: 'keyed', events: keyed.events_checked };
+      const unkeyed = await verifyChain(repo, UNKEYED_CHAIN_HASHING, chainKey);
+      if (!unkeyed.ok) return { chain_key: chainKey, outcome: 'broken', events: 0 };
+      // A chain whose prefix retention removed keeps its anchor: the first keyed event binds it.
+      let prev = head.anchor_seq === 0 ? hasher.genesis(chainKey) : head.anchor_hash;
+      const anchor = prev;
+      const rehashed: { seq: number; prev_hash: string; hash: string }[] = [];
+      for (let after = head.anchor_seq; ; ) {
+        const rows = await repo.chainPage(chainKey, after, head.head_seq, 2000);
+        for (const row of rows) {
+          const hash = hasher.event(prev, chainKey, row.seq, row.record);
+          rehashed.push({ seq: row.seq, prev_hash: prev, hash });
+          prev = hash;
+          after = row.seq;
+        }
+        if (rows.length < 2000) break;
+      }
+      await tx.rehash(chainKey, rehashed, anchor, prev);
+      return { chain_key: chainKey, outcome: 'rekeyed', events: rehashed.length };
+    });
+    out.push(outcome);
+  }
+  return out;
 }

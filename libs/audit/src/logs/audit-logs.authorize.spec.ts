@@ -1,14 +1,15 @@
 import { randomUUID } from 'node:crypto';
 import type { Identity } from '@th/contracts';
 import type { AuditOptions } from '../audit.options';
+import type { ChainHasher } from '../chain/chain-hash';
 import type { AuditRetentionService } from '../retention/audit-retention.service';
 import type { AuditRepository } from '../store/audit.repository';
 import { AuditLogsService } from './audit-logs.service';
 
 /** Who may read audit logs: the decision alone (the HTTP path is covered by the standalone e2e spec). */
 describe('audit logs: access', () => {
-  const options = (defaultOn: boolean): AuditOptions => ({ productVersion: 't', defaultOrgFeatureCanUseAuditLogs: defaultOn, retentionDays: 400, retentionIntervalMinutes: 0 });
-  const service = (defaultOn: boolean) => new AuditLogsService(null as unknown as AuditRepository, null as unknown as AuditRetentionService, options(defaultOn));
+  const options = (defaultOn: boolean): AuditOptions => ({ productVersion: 't', defaultOrgFeatureCanUseAuditLogs: defaultOn, retentionDays: 400, retentionIntervalMinutes: 0, chainKey: 'test-audit-chain-key-0123456789abcdef' });
+  const service = (defaultOn: boolean) => new AuditLogsService(null as unknown as AuditRepository, null as unknown as AuditRetentionService, null as unknown as ChainHasher, options(defaultOn));
   const org = randomUUID();
   const admin = (over: Partial<Identity> = {}): Identity => ({
     organization_id: org,

@@ -7,6 +7,7 @@ import {
   type Identity,
 } from '@th/contracts';
 import { DomainError, ErrorCode, ValidationFailed, forbidden } from '@th/platform';
+import { ChainHasher } from '../chain/chain-hash';
 import { verifyChain } from '../chain/chain-verifier';
 import { renderApiActivity } from '../chain/ocsf';
 import { AUDIT_OPTIONS, type AuditOptions } from '../audit.options';
@@ -36,6 +37,7 @@ export class AuditLogsService {
   constructor(
     private readonly repo: AuditRepository,
     private readonly retention: AuditRetentionService,
+    private readonly hasher: ChainHasher,
     @Inject(AUDIT_OPTIONS) private readonly options: AuditOptions,
   ) {}
 
@@ -81,7 +83,7 @@ export class AuditLogsService {
 
   async verify(identity: Identity, organizationHeader: string | undefined): Promise<AuditChainVerification> {
     const org = this.authorize(identity, organizationHeader);
-    const r = await verifyChain(this.repo, org);
+    const r = await verifyChain(this.repo, this.hasher, org);
     return { organization_id: org, ok: r.ok, events_checked: r.events_checked, anchor: r.anchor, head: r.head, first_break: r.first_break };
   }
 }

@@ -1,6 +1,6 @@
 import { Inject, Injectable, Logger, OnApplicationShutdown, OnModuleInit } from '@nestjs/common';
-import { genesisHash } from '../chain/chain-hash';
-import { verifyChain } from '../chain/chain-verifier';
+import { ChainHasher } from '../chain/chain-hash';
+import { rekeyUnkeyedChains, verifyChain } from '../chain/chain-verifier';
 import { AUDIT_OPTIONS, MAX_RETENTION_DAYS, type AuditOptions } from '../audit.options';
 import { AuditRepository } from '../store/audit.repository';
 
@@ -26,10 +26,18 @@ export class AuditRetentionService implements OnModuleInit, OnApplicationShutdow
 
   constructor(
     private readonly repo: AuditRepository,
+    private readonly hasher: ChainHasher,
     @Inject(AUDIT_OPTIONS) private readonly options: AuditOptions,
   ) {}
 
-  onModuleInit(): void {
+  async onModuleInit(): Promise<void> {
+    if (this.options.rekeyUnkeyedChains) {
+      const reports = await rekeyUnkeyedChains(this.repo, this.hasher);
+      const rekeyed = reports.filter((r) => r.outcome === 'rekeyed');
+      const broken = reports.filter((r) => r.outcome === 'broken').map((r) => r.chain_key);
+      if (rekeyed.length > 0) this.logger.log({ msg: 'audit chains stored before chain keys now keyed', chains: rekeyed.length, events: rekeyed.reduce((n, r) => n + r.events, 0) });
+      if (broken.length > 0) this.logger.error({ msg: 'audit chains that verify neither keyed nor unkeyed were left as they are', chains: broken });
+    }
     const minutes = this.options.retentionIntervalMinutes;
     if (minutes <= 0) return;
     this.timer = setInterval(() => this.runScheduled(), minutes * 60_000);
@@ -65,11 +73,11 @@ export class AuditRetentionService implements OnModuleInit, OnApplicationShutdow
     for (const chainKey of await this.repo.chainsWithExpired(cutoff)) {
       const outcome = await this.repo.transaction(async (tx) => {
         // The head lock keeps appends to this chain out while its prefix is checked and removed.
-        const head = await tx.lockChain(chainKey, genesisHash(chainKey));
+        const head = await tx.lockChain(chainKey, this.hasher.genesis(chainKey));
         const firstKept = await tx.firstSeqSince(chainKey, cutoff);
         const upto = firstKept === null ? head.head_seq : firstKept - 1;
         if (upto <= head.anchor_seq) return { removed: 0 };
-        const check = await verifyChain(this.repo, chainKey, { seq: upto });
+        const check = await verifyChain(this.repo, this.hasher, chainKey, { seq: upto });
         if (!check.ok) return { removed: 0, refused: check.first_break?.reason ?? 'does not verify' };
         const anchor = await tx.hashAt(chainKey, upto);
         if (anchor === null) return { removed: 0, refused: `event ${upto} is missing` };

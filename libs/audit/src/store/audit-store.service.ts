@@ -1,5 +1,5 @@
 import { auditRecordSchema, type AuditRecord } from '@th/contracts';
-import { canonicalJson, chainKeyOf, eventHash, genesisHash } from '../chain/chain-hash';
+import { canonicalJson, chainKeyOf, type ChainHashing } from '../chain/chain-hash';
 import { AuditRepository, type NewEvent } from './audit.repository';
 
 export interface AppendResult {
@@ -12,7 +12,10 @@ export interface AppendResult {
 
 /** Appends native records to their organization's hash chain, exactly once per record id. */
 export class AuditStore {
-  constructor(private readonly repo: AuditRepository) {}
+  constructor(
+    private readonly repo: AuditRepository,
+    private readonly hashing: ChainHashing,
+  ) {}
 
   async append(records: AuditRecord[]): Promise<AppendResult> {
     const byChain = new Map<string, AuditRecord[]>();
@@ -35,7 +38,7 @@ export class AuditStore {
 
   private appendToChain(chainKey: string, records: AuditRecord[]): Promise<AppendResult> {
     return this.repo.transaction(async (tx) => {
-      const head = await tx.lockChain(chainKey, genesisHash(chainKey));
+      const head = await tx.lockChain(chainKey, this.hashing.genesis(chainKey));
       const existing = await tx.existing([...new Set(records.map((r) => r.id))]);
       const result: AppendResult = { stored: 0, duplicates: 0, conflicts: [] };
       const events: NewEvent[] = [];
@@ -52,7 +55,7 @@ export class AuditStore {
         }
         existing.set(record.id, text);
         seq++;
-        const hash = eventHash(prev, chainKey, seq, text);
+        const hash = this.hashing.event(prev, chainKey, seq, text);
         events.push({
           seq,
           id: record.id,

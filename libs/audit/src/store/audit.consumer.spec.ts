@@ -6,11 +6,14 @@ import { AuditPublisher, InProcessBus } from '@th/bus';
 import { openServiceDataSource } from '@th/database';
 import { createTestDatabase } from '@th/testing';
 import { AuditLog1732250000060 } from '../migrations/1732250000060-audit-log';
+import { ChainHasher } from '../chain/chain-hash';
 import { verifyChain } from '../chain/chain-verifier';
 import { auditRecord } from '../testing/audit-record.fixture';
 import { AuditConsumer } from './audit.consumer';
 import { AuditRepository } from './audit.repository';
 import { AuditStore } from './audit-store.service';
+
+const hasher = new ChainHasher('test-audit-chain-key-0123456789abcdef');
 
 describe('audit consumer: the audit topic into the store, through the real in-process bus', () => {
   let db: Awaited<ReturnType<typeof createTestDatabase>>;
@@ -26,7 +29,7 @@ describe('audit consumer: the audit topic into the store, through the real in-pr
     repo = new AuditRepository(ds);
     bus = new InProcessBus();
     publisher = new AuditPublisher(bus, 'gateway');
-    await new AuditConsumer(bus, new AuditStore(repo)).onModuleInit();
+    await new AuditConsumer(bus, new AuditStore(repo, hasher)).onModuleInit();
     sql = new Client({ connectionString: db.url });
     await sql.connect();
   });
@@ -72,7 +75,7 @@ describe('audit consumer: the audit topic into the store, through the real in-pr
     expect(native[0]).toMatchObject({ organization_id: org, workspace_id: who.tenant_id, user_id: who.user_id, credential_id: who.credential_id, resources: [{ type: 'api_key', id: keyId }] });
     expect(native[1].resources).toEqual([{ type: 'workspace', id: created.id }]);
     expect(native[2].error).toBe('workspace is busy');
-    expect((await verifyChain(repo, org)).ok).toBe(true);
+    expect((await verifyChain(repo, hasher, org)).ok).toBe(true);
   });
 
   it('stores a re-delivered message once', async () => {
@@ -81,7 +84,7 @@ describe('audit consumer: the audit topic into the store, through the real in-pr
     await bus.publish(TOPICS.audit, [{ key: org, value: rec }]);
     await bus.publish(TOPICS.audit, [{ key: org, value: rec }, { key: org, value: rec }]);
     expect((await stored(org)).map((r) => r.id)).toEqual([rec.id]);
-    expect(await verifyChain(repo, org)).toMatchObject({ ok: true, events_checked: 1 });
+    expect(await verifyChain(repo, hasher, org)).toMatchObject({ ok: true, events_checked: 1 });
   });
 
   it('dead-letters invalid records and id clashes, and stores the valid rest of the batch', async () => {
@@ -98,6 +101,6 @@ describe('audit consumer: the audit topic into the store, through the real in-pr
     ]);
     expect(bus.recentDeadLetters().length - before).toBe(3);
     expect((await stored(org)).map((r) => r.id)).toEqual([taken.id, good.id]);
-    expect((await verifyChain(repo, org)).ok).toBe(true);
+    expect((await verifyChain(repo, hasher, org)).ok).toBe(true);
   });
 });

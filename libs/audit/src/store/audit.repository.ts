@@ -173,6 +173,25 @@ export class AuditTx {
     return rows[0]?.hash ?? null;
   }
 
+  /**
+   * Writes new hashes of a chain's events, its anchor and head (converting a chain to the keyed hash).
+   * The append-only trigger lets UPDATE through only inside this statement's transaction (audit.rekey).
+   */
+  async rehash(chainKey: string, events: { seq: number; prev_hash: string; hash: string }[], anchorHash: string, headHash: string): Promise<void> {
+    await this.m.query(`SET LOCAL audit.rekey = 'on'`);
+    for (let i = 0; i < events.length; i += 1000) {
+      const chunk = events.slice(i, i + 1000);
+      await this.m.query(
+        `UPDATE "audit"."events" e SET "prev_hash" = v."prev_hash", "hash" = v."hash"
+         FROM unnest($2::bigint[], $3::text[], $4::text[]) AS v("seq", "prev_hash", "hash")
+         WHERE e."chain_key" = $1 AND e."seq" = v."seq"`,
+        [chainKey, chunk.map((e) => e.seq), chunk.map((e) => e.prev_hash), chunk.map((e) => e.hash)],
+      );
+    }
+    await this.m.query(`SET LOCAL audit.rekey = 'off'`);
+    await this.m.query(`UPDATE "audit"."chains" SET "anchor_hash" = $2, "head_hash" = $3, "updated_at" = now() WHERE "chain_key" = $1`, [chainKey, anchorHash, headHash]);
+  }
+
   /** Removes the chain's prefix up to `uptoSeq` and makes that event's hash the new anchor. Retention only. */
   async removePrefix(chainKey: string, uptoSeq: number, anchorHash: string): Promise<number> {
     await this.m.query(`SET LOCAL audit.retention = 'on'`);

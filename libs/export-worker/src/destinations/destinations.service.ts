@@ -2,7 +2,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import { randomUUID } from 'node:crypto';
 import type { ExportDestination, ExportDestinationCreate, ExportDestinationUpdate, Identity } from '@th/contracts';
 import { AuditPublisher } from '@th/bus';
-import { notFound } from '@th/platform';
+import { maskUrlCredentials, notFound } from '@th/platform';
 import { ExportsRepository, type DestinationRow } from '../exports.repository';
 import { assertExportPlan } from '../plan';
 import { CredentialsCipher } from '../storage/credentials-cipher';
@@ -109,7 +109,8 @@ function present(row: DestinationRow): ExportDestination {
     tenant_id: row.tenant_id,
     destination_type: row.destination_type,
     display_name: row.display_name,
-    config: { bucket_name: row.bucket_name, prefix: row.prefix, region: row.region, endpoint_url: row.endpoint_url },
+    // Refused since, but rows stored before may carry user:password in the URL: never answered.
+    config: { bucket_name: row.bucket_name, prefix: row.prefix, region: row.region, endpoint_url: row.endpoint_url === null ? null : maskUrlCredentials(row.endpoint_url) },
     credentials_keys: row.credentials_keys,
     created_at: row.created_at.toISOString(),
     updated_at: row.updated_at.toISOString(),

@@ -3,7 +3,7 @@ import type { Readable } from 'node:stream';
 import { DeleteObjectCommand, PutObjectCommand, S3Client, S3ServiceException } from '@aws-sdk/client-s3';
 import { Upload } from '@aws-sdk/lib-storage';
 import type { ExportDestinationConfig, ExportDestinationCredentials } from '@th/contracts';
-import { badRequest } from '@th/platform';
+import { badRequest, maskUrlCredentials } from '@th/platform';
 
 export interface ObjectStoreTarget {
   config: { bucket_name: string; prefix: string; region: string | null; endpoint_url: string | null };
@@ -90,7 +90,7 @@ export function objectStoreFor(config: ExportDestinationConfig | ObjectStoreTarg
 const NETWORK_CODES = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'ETIMEDOUT', 'ECONNRESET', 'EHOSTUNREACH', 'ENETUNREACH', 'TimeoutError']);
 
 function describeFailure(err: unknown, bucket: string, endpoint: string | null, action: string): Error {
-  const where = endpoint ?? 'the default S3 endpoint';
+  const where = endpoint === null ? 'the default S3 endpoint' : maskUrlCredentials(endpoint);
   if (err instanceof S3ServiceException) {
     const status = err.$metadata?.httpStatusCode;
     if (err.name === 'NoSuchBucket' || status === 404) return badRequest(`Destination validation failed: bucket '${bucket}' does not exist at ${where}`);

@@ -1,4 +1,4 @@
-import { Injectable } from '@nestjs/common';
+import { Injectable, type OnModuleInit } from '@nestjs/common';
 import { randomUUID } from 'node:crypto';
 import { DataSource, In, IsNull, type EntityManager } from 'typeorm';
 import type {
@@ -22,7 +22,7 @@ import type {
   WorkspaceSecretKey,
 } from '@th/contracts';
 import { assertPermissions, signSessionToken } from '@th/auth';
-import { badRequest, conflict, forbidden, notFound, unauthorized } from '@th/platform';
+import { SecretCipher, badRequest, conflict, forbidden, notFound, unauthorized } from '@th/platform';
 import {
   ApiKeyEntity,
   OrganizationEntity,
@@ -41,6 +41,8 @@ import { BUILTIN_ROLES } from '../identity/roles';
 export interface AdminOptions {
   sessionSecret?: string;
   sessionTtlSeconds: number;
+  /** Key material of workspace secret values at rest (WORKSPACE_SECRETS_KEY). */
+  workspaceSecretsKey: string;
 }
 export const ADMIN_OPTIONS = Symbol('ADMIN_OPTIONS');
 
@@ -100,12 +102,20 @@ function workspaceOf(identity: Identity): string {
  * roles, workspace secrets, retention settings and usage limits. Every write is one transaction.
  */
 @Injectable()
-export class AdminService {
+export class AdminService implements OnModuleInit {
+  private readonly secretsCipher: SecretCipher;
+
   constructor(
     private readonly ds: DataSource,
     private readonly identities: IdentityService,
     private readonly opts: AdminOptions,
-  ) {}
+  ) {
+    this.secretsCipher = new SecretCipher(opts.workspaceSecretsKey);
+  }
+
+  async onModuleInit(): Promise<void> {
+    await this.sealPlaintextSecrets();
+  }
 
   private async write<T>(fn: (m: EntityManager) => Promise<T>): Promise<T> {
     const out = await this.ds.transaction(fn);
@@ -634,10 +644,27 @@ export class AdminService {
       const now = new Date();
       for (const s of body) {
         if (s.value === null) await m.delete(WorkspaceSecretEntity, { workspace_id: wsId, key: s.key });
-        else await m.save(Object.assign(new WorkspaceSecretEntity(), { workspace_id: wsId, key: s.key, value: s.value, updated_at: now }));
+        else await m.save(Object.assign(new WorkspaceSecretEntity(), { workspace_id: wsId, key: s.key, value: this.secretsCipher.sealText(s.value), sealed: true, updated_at: now }));
       }
     });
+    // Keys and times only: a value is never read back.
     return this.listSecrets(identity);
+  }
+
+  /**
+   * Seals the values stored in plain text before sealing existed; returns how many. Replicas starting
+   * together share the work (SKIP LOCKED), each row sealed once.
+   */
+  async sealPlaintextSecrets(): Promise<number> {
+    return this.ds.transaction(async (m) => {
+      const rows = (await m.query(
+        `SELECT "workspace_id", "key", "value" FROM "gateway"."workspace_secrets" WHERE NOT "sealed" FOR UPDATE SKIP LOCKED`,
+      )) as { workspace_id: string; key: string; value: string }[];
+      for (const r of rows) {
+        await m.update(WorkspaceSecretEntity, { workspace_id: r.workspace_id, key: r.key }, { value: this.secretsCipher.sealText(r.value), sealed: true });
+      }
+      return rows.length;
+    });
   }
 
   // --- retention and usage limits ----------------------------------------------------------------

@@ -34,7 +34,7 @@ describe('IdentityService resolved-identity cache', () => {
     db = await createTestDatabase('th_gw_cache');
     ds = await openServiceDataSource({ url: db.url, schema: 'gateway', entities: GATEWAY_ENTITIES, migrations: GATEWAY_MIGRATIONS });
     ids = new IdentityService(ds, {});
-    admin = new AdminService(ds, ids, { sessionTtlSeconds: 3600 });
+    admin = new AdminService(ds, ids, { sessionTtlSeconds: 3600, workspaceSecretsKey: 'test-workspace-secrets-key' });
     org = await ids.createOrganization({ name: 'cache' });
     adminId = (await ids.resolve(req({ 'x-api-key': org.api_key })))!;
   });

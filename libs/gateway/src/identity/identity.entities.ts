@@ -99,7 +99,9 @@ export class WorkspaceMemberEntity {
 export class WorkspaceSecretEntity {
   @PrimaryColumn('uuid') workspace_id!: string;
   @PrimaryColumn('text') key!: string;
+  /** SecretCipher text (`v1.<iv>.<tag>.<data>`) when `sealed`; plain only in rows stored before sealing, until the gateway's start seals them. */
   @Column('text') value!: string;
+  @Column('boolean') sealed!: boolean;
   @Column('timestamptz') updated_at!: Date;
 }
 

@@ -36,7 +36,7 @@ describe('IdentityService (real PostgreSQL)', () => {
     db = await createTestDatabase('th_gateway');
     ds = await openServiceDataSource({ url: db.url, schema: 'gateway', entities: GATEWAY_ENTITIES, migrations: GATEWAY_MIGRATIONS });
     ids = new IdentityService(ds, { sessionSecret: SECRET, defaultCanUseAuditLogs: true });
-    admin = new AdminService(ds, ids, { sessionSecret: SECRET, sessionTtlSeconds: 3600 });
+    admin = new AdminService(ds, ids, { sessionSecret: SECRET, sessionTtlSeconds: 3600, workspaceSecretsKey: 'test-workspace-secrets-key' });
     orgA = await ids.createOrganization({ name: 'A', plan: 'enterprise' });
     orgB = await ids.createOrganization({ name: 'B', plan: 'free', isPersonal: true });
     adminA = (await ids.resolve(req({ 'x-api-key': orgA.api_key })))!;
@@ -141,6 +141,30 @@ describe('IdentityService (real PostgreSQL)', () => {
     const noSessions = new IdentityService(ds, {});
     const valid = await signSessionToken({ user_id: orgA.api_key_id, organization_id: orgA.organization_id }, SECRET, 60);
     expect(await status(noSessions.resolve(req({ authorization: `Bearer ${valid}` })))).toBe('unauthorized: Bearer tokens are not enabled');
+  });
+
+  it('gives the rate limiter the verified credential, whichever header carries it, and nothing for asserted or invalid ones', async () => {
+    const h = (headers: Record<string, string>) => req(headers).headers;
+    const key = { kind: 'api-key', id: orgA.api_key_id };
+    expect(await ids.rateLimitPrincipal(h({ 'x-api-key': orgA.api_key }))).toEqual(key);
+    expect(await ids.rateLimitPrincipal(h({ authorization: `Bearer ${orgA.api_key}` }))).toEqual(key);
+    // A cached principal is answered without a promise (the limiter's hot path).
+    expect(ids.rateLimitPrincipal(h({ authorization: `bearer ${orgA.api_key}` }))).toEqual(key);
+    // Workspace headers do not change the bucket, even refused ones (the guard refuses those).
+    expect(await ids.rateLimitPrincipal(h({ 'x-api-key': orgA.api_key, 'x-tenant-id': orgB.workspace_id }))).toEqual(key);
+    expect(await ids.rateLimitPrincipal(h({ 'x-user-id': 'someone' }))).toBeNull();
+    expect(await ids.rateLimitPrincipal(h({ 'x-api-key': 'th_junk', 'x-user-id': 'someone' }))).toBeNull();
+    expect(await ids.rateLimitPrincipal(h({ authorization: 'Bearer th_junk' }))).toBeNull();
+    const userId = '0190a3c2-7b1e-7c3d-9e4f-123456789abc';
+    const session = await signSessionToken({ user_id: userId, organization_id: orgA.organization_id }, SECRET, 60);
+    expect(await ids.rateLimitPrincipal(h({ authorization: `Bearer ${session}`, 'x-user-id': 'someone-else' }))).toEqual({ kind: 'user', id: userId });
+    const forged = await signSessionToken({ user_id: userId, organization_id: orgA.organization_id }, 'another-secret-0123456789abcdefghij', 60);
+    expect(await ids.rateLimitPrincipal(h({ authorization: `Bearer ${forged}`, 'x-user-id': userId }))).toBeNull();
+    // A revoked key stops counting as itself once this process invalidates (or within the cache time).
+    const k = await admin.createKey(adminA, 'api_key', {});
+    expect(await ids.rateLimitPrincipal(h({ 'x-api-key': k.key }))).toEqual({ kind: 'api-key', id: k.id });
+    await admin.deleteKey(adminA, 'api_key', k.id);
+    expect(await ids.rateLimitPrincipal(h({ 'x-api-key': k.key }))).toBeNull();
   });
 
   it('custom roles: scope rules, names, built-ins immutable, in-use roles kept', async () => {

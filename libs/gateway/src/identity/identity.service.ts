@@ -1,5 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { createHash, randomBytes, randomUUID, scrypt as scryptCb, timingSafeEqual } from 'node:crypto';
+import type { IncomingHttpHeaders } from 'node:http';
 import { promisify } from 'node:util';
 import type { Request } from 'express';
 import { DataSource, In, type Repository } from 'typeorm';
@@ -16,6 +17,7 @@ import {
   WorkspaceMemberEntity,
 } from './identity.entities';
 import { BUILTIN_ROLES, WORKSPACE_ADMIN_PERMISSIONS } from './roles';
+import type { PrincipalResolver, RateLimitPrincipal } from '../rate-limit/rate-limiter';
 
 /** Kept for callers that seed keys: the permissions of a workspace admin key. */
 export const WORKSPACE_PERMISSIONS = WORKSPACE_ADMIN_PERMISSIONS;
@@ -65,17 +67,29 @@ const CACHE_MS = 5_000;
 const RESOLVED_CACHE_ENTRIES = 1_000;
 const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
-const header = (req: Request, name: string): string | undefined => {
-  const v = req.headers[name];
+const PRINCIPAL_CACHE_ENTRIES = 10_000;
+
+const header = (headers: IncomingHttpHeaders, name: string): string | undefined => {
+  const v = headers[name];
   return typeof v === 'string' && v.trim().length > 0 ? v.trim() : undefined;
 };
+
+/** The credential a request carries: X-API-Key first, else the Bearer token (a session JWT or a key). */
+function credentialOf(headers: IncomingHttpHeaders): { kind: 'key' | 'session'; raw: string } | null {
+  const apiKey = header(headers, 'x-api-key');
+  if (apiKey) return { kind: 'key', raw: apiKey };
+  const auth = header(headers, 'authorization');
+  const bearer = auth && /^bearer\s+/i.test(auth) ? auth.replace(/^bearer\s+/i, '').trim() : undefined;
+  if (!bearer) return null;
+  return { kind: looksLikeJwt(bearer) ? 'session' : 'key', raw: bearer };
+}
 
 /**
  * Who is calling and on which workspace: API keys, personal access tokens and service keys
  * (X-API-Key or Bearer), session bearer tokens (JWT), X-Tenant-Id and X-Organization-Id.
  */
 @Injectable()
-export class IdentityService implements IdentityResolver {
+export class IdentityService implements IdentityResolver, PrincipalResolver {
   private readonly keys: Repository<ApiKeyEntity>;
   private readonly orgs: Repository<OrganizationEntity>;
   private readonly workspaces: Repository<WorkspaceEntity>;
@@ -89,6 +103,8 @@ export class IdentityService implements IdentityResolver {
    * built from would have (or at the key's expiry), so a revocation takes effect within CACHE_MS as before.
    */
   private readonly resolvedCache = new Map<string, { identity: Identity; until: number }>();
+  /** Verified rate-limit principals by raw credential, for CACHE_MS; invalid credentials are not kept (keyCache has them by hash). */
+  private readonly principalCache = new Map<string, { principal: NonNullable<RateLimitPrincipal>; until: number }>();
 
   constructor(
     private readonly ds: DataSource,
@@ -106,19 +122,52 @@ export class IdentityService implements IdentityResolver {
     this.wsCache.clear();
     this.userCache.clear();
     this.resolvedCache.clear();
+    this.principalCache.clear();
+  }
+
+  /**
+   * Whom the rate limiter counts a request as: the verified credential, whichever header carries it, or
+   * null (none, or not valid: the request counts by IP). Only the credential is checked (the workspace
+   * and permissions are the guard's business), from the caches when it can; a cached principal is
+   * answered without a promise. Never throws.
+   */
+  rateLimitPrincipal(headers: IncomingHttpHeaders): RateLimitPrincipal | Promise<RateLimitPrincipal> {
+    const cred = credentialOf(headers);
+    if (!cred) return null;
+    const hit = this.principalCache.get(cred.raw);
+    if (hit && Date.now() < hit.until) return hit.principal;
+    return this.verifyPrincipal(cred).catch(() => null);
+  }
+
+  private async verifyPrincipal(cred: { kind: 'key' | 'session'; raw: string }): Promise<RateLimitPrincipal> {
+    let principal: RateLimitPrincipal;
+    let until = Date.now() + CACHE_MS;
+    if (cred.kind === 'session') {
+      if (!this.opts.sessionSecret) return null;
+      const claims = await verifySessionToken(cred.raw, this.opts.sessionSecret);
+      if (!claims) return null;
+      principal = { kind: 'user', id: claims.user_id };
+    } else {
+      const hash = hashApiKey(cred.raw);
+      const key = await this.cached(this.keyCache, hash, () => this.keys.findOne({ where: { key_hash: hash } }));
+      if (!key || key.revoked_at || (key.expires_at && key.expires_at.getTime() <= Date.now())) return null;
+      if (key.expires_at) until = Math.min(until, key.expires_at.getTime());
+      principal = { kind: 'api-key', id: key.id };
+    }
+    if (this.principalCache.size >= PRINCIPAL_CACHE_ENTRIES) this.principalCache.delete(this.principalCache.keys().next().value as string);
+    this.principalCache.set(cred.raw, { principal, until });
+    return principal;
   }
 
   async resolve(req: Request): Promise<Identity | null> {
-    const apiKey = header(req, 'x-api-key');
-    const auth = header(req, 'authorization');
-    const bearer = auth && /^bearer\s+/i.test(auth) ? auth.replace(/^bearer\s+/i, '').trim() : undefined;
-    const requestedTenant = header(req, 'x-tenant-id')?.toLowerCase();
-    const requestedOrg = header(req, 'x-organization-id')?.toLowerCase();
+    const cred = credentialOf(req.headers);
+    const requestedTenant = header(req.headers, 'x-tenant-id')?.toLowerCase();
+    const requestedOrg = header(req.headers, 'x-organization-id')?.toLowerCase();
     if (requestedTenant !== undefined && !UUID_RE.test(requestedTenant)) throw forbidden('X-Tenant-Id must be a workspace id (UUID)');
     if (requestedOrg !== undefined && !UUID_RE.test(requestedOrg)) throw forbidden('X-Organization-Id must be an organization id (UUID)');
-    if (!apiKey && bearer && looksLikeJwt(bearer)) return this.resolveSession(bearer, requestedTenant, requestedOrg);
-    const raw = apiKey ?? bearer;
-    if (!raw) return null;
+    if (!cred) return null;
+    if (cred.kind === 'session') return this.resolveSession(cred.raw, requestedTenant, requestedOrg);
+    const raw = cred.raw;
     const resolvedKey = `${raw}\n${requestedTenant ?? ''}\n${requestedOrg ?? ''}`;
     const now = Date.now();
     const hit = this.resolvedCache.get(resolvedKey);

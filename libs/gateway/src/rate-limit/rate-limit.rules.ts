@@ -8,7 +8,10 @@
  */
 
 export type Region = 'us' | 'eu';
-/** What a rule counts by: the client IP, the `x-api-key` header, or the `x-user-id` header with the IP. */
+/**
+ * What a rule counts by: the client IP, a verified API key (the spec's `x-api-key`: any header carrying a
+ * key, PAT or service key), or the user of a verified session with the IP (the spec's `x-user-id`).
+ */
 export type IdentityKind = 'ip' | 'api-key' | 'user-ip';
 
 export interface Quota {
@@ -148,7 +151,9 @@ export interface RequestTraits {
   method: string;
   /** The path without the query string. */
   path: string;
+  /** The request carries a verified API key, PAT or service key. */
   hasApiKey: boolean;
+  /** The request carries a verified user session. */
   hasUserId: boolean;
 }
 

@@ -1,4 +1,3 @@
-import { createHash } from 'node:crypto';
 import type { IncomingHttpHeaders } from 'node:http';
 import { Logger } from '@nestjs/common';
 import type { NextFunction, Request, Response } from 'express';
@@ -9,8 +8,22 @@ import { quotaOf, selectRule, type Quota, type RateLimitRule, type Region } from
 
 export type FailMode = 'open' | 'closed';
 
+/**
+ * Whom a request is counted as: a verified API key, personal access token or service key (its id,
+ * whichever header carried it), a user of a verified session (its user id), or null: no valid
+ * credential, counted by IP alone. Headers a client merely asserts (x-user-id) never pick a bucket.
+ */
+export type RateLimitPrincipal = { kind: 'api-key'; id: string } | { kind: 'user'; id: string } | null;
+
+/** Verifies a request's credential for the limiter; answers at once from its cache when it can. Never rejects. */
+export interface PrincipalResolver {
+  rateLimitPrincipal(headers: IncomingHttpHeaders): RateLimitPrincipal | Promise<RateLimitPrincipal>;
+}
+
 export interface RateLimiterOptions {
   store: CounterStore;
+  /** Authenticates before counting, so the bucket is the verified identity's. */
+  principals: PrincipalResolver;
   region: Region;
   /** What a request gets while the store cannot answer. */
   failMode: FailMode;
@@ -37,7 +50,6 @@ export interface RateLimitRequest {
 /** Paths outside the public API: probes of the orchestrator must never be throttled. */
 const EXEMPT = new Set(['/health/live', '/health/ready']);
 const ERROR_LOG_INTERVAL_MS = 10_000;
-const KEY_HASH_CACHE = 10_000;
 
 function header(headers: IncomingHttpHeaders, name: string): string | undefined {
   const v = headers[name];
@@ -60,7 +72,6 @@ export class RateLimiter {
   private lastErrorLog = 0;
   /** An error was logged and no recovery since. */
   private reportedDown = false;
-  private readonly keyHashes = new Map<string, string>();
 
   constructor(private readonly opts: RateLimiterOptions) {
     this.logger = opts.logger ?? new Logger('RateLimiter');
@@ -85,41 +96,23 @@ export class RateLimiter {
     return normalizeIp(hops[Math.max(0, hops.length - this.opts.trustedProxies)]);
   }
 
-  /** The counter key of a request under a rule; API keys are hashed so no key reaches the store. */
-  counterKey(rule: RateLimitRule, req: Pick<RateLimitRequest, 'headers' | 'remoteAddress'>): string {
+  /** The counter key of a request under a rule: a credential's id (never its value), a user id with the IP, or the IP. */
+  counterKey(rule: RateLimitRule, req: Pick<RateLimitRequest, 'headers' | 'remoteAddress'>, principal: RateLimitPrincipal): string {
     let who: string;
-    switch (rule.identity) {
-      case 'ip':
-        who = this.clientIp(req);
-        break;
-      case 'api-key':
-        who = this.keyHash(header(req.headers, 'x-api-key') ?? '');
-        break;
-      case 'user-ip':
-        who = `${encodeURIComponent((header(req.headers, 'x-user-id') ?? '').slice(0, 256))}@${this.clientIp(req)}`;
-        break;
-    }
+    if (rule.identity === 'api-key' && principal?.kind === 'api-key') who = principal.id;
+    else if (rule.identity === 'user-ip' && principal?.kind === 'user') who = `${encodeURIComponent(principal.id)}@${this.clientIp(req)}`;
+    // selectRule picks a key or user row only for such a principal: anything else counts by IP.
+    else who = this.clientIp(req);
     return `${this.opts.keyPrefix}${rule.id}:${who}`;
   }
 
-  /** sha256 of a key, cached: a client sends the same key on every request. */
-  private keyHash(apiKey: string): string {
-    let hash = this.keyHashes.get(apiKey);
-    if (hash === undefined) {
-      hash = createHash('sha256').update(apiKey).digest('hex').slice(0, 32);
-      if (this.keyHashes.size >= KEY_HASH_CACHE) this.keyHashes.clear();
-      this.keyHashes.set(apiKey, hash);
-    }
-    return hash;
+  /** The verified principal of a request's headers (the resolver's cache answers at once). */
+  principal(headers: IncomingHttpHeaders): RateLimitPrincipal | Promise<RateLimitPrincipal> {
+    return this.opts.principals.rateLimitPrincipal(headers);
   }
 
-  ruleFor(req: Pick<RateLimitRequest, 'method' | 'path' | 'headers'>): RateLimitRule {
-    return selectRule({
-      method: req.method,
-      path: req.path,
-      hasApiKey: header(req.headers, 'x-api-key') !== undefined,
-      hasUserId: header(req.headers, 'x-user-id') !== undefined,
-    });
+  ruleFor(req: Pick<RateLimitRequest, 'method' | 'path'>, principal: RateLimitPrincipal): RateLimitRule {
+    return selectRule({ method: req.method, path: req.path, hasApiKey: principal?.kind === 'api-key', hasUserId: principal?.kind === 'user' });
   }
 
   async check(req: RateLimitRequest): Promise<RateLimitDecision> {
@@ -131,9 +124,15 @@ export class RateLimiter {
    * this replica holds, or the in-process counters): the gateway's hot path skips a promise per request.
    */
   decide(req: RateLimitRequest): RateLimitDecision | Promise<RateLimitDecision> {
-    const rule = this.ruleFor(req);
+    const principal = this.principal(req.headers);
+    if (principal instanceof Promise) return principal.then((p) => this.count(req, p));
+    return this.count(req, principal);
+  }
+
+  private count(req: RateLimitRequest, principal: RateLimitPrincipal): RateLimitDecision | Promise<RateLimitDecision> {
+    const rule = this.ruleFor(req, principal);
     const quota = this.quota(rule);
-    const key = this.counterKey(rule, req);
+    const key = this.counterKey(rule, req, principal);
     const windowMs = quota.windowSeconds * 1000;
     const now = this.opts.store.hitNow?.(key, windowMs, quota.limit);
     if (now !== undefined) return this.decision(rule, quota, now);
@@ -234,11 +233,12 @@ function handle(limiter: RateLimiter | null): RateLimitHandle {
 }
 
 /** The standalone form: counters in this process. */
-export function createMemoryRateLimiter(config: RateLimitConfig): RateLimitHandle {
+export function createMemoryRateLimiter(config: RateLimitConfig, principals: PrincipalResolver): RateLimitHandle {
   if (!config.RATE_LIMIT_ENABLED) return handle(null);
   return handle(
     new RateLimiter({
       store: new MemoryCounterStore(),
+      principals,
       region: config.RATE_LIMIT_REGION,
       failMode: 'open',
       trustedProxies: config.RATE_LIMIT_TRUSTED_PROXIES,
@@ -249,7 +249,11 @@ export function createMemoryRateLimiter(config: RateLimitConfig): RateLimitHandl
 }
 
 /** The cluster gateway: counters in Redis, shared by every replica. Waits briefly for Redis, never fails on it. */
-export async function createRedisRateLimiter(config: RedisRateLimitConfig, logger: Pick<Logger, 'error' | 'warn' | 'log'> = new Logger('RateLimiter')): Promise<RateLimitHandle> {
+export async function createRedisRateLimiter(
+  config: RedisRateLimitConfig,
+  principals: PrincipalResolver,
+  logger: Pick<Logger, 'error' | 'warn' | 'log'> = new Logger('RateLimiter'),
+): Promise<RateLimitHandle> {
   if (!config.RATE_LIMIT_ENABLED) return handle(null);
   if (!config.REDIS_URL) throw new ConfigError(['REDIS_URL: required while RATE_LIMIT_ENABLED is true (gateway replicas share their counters in Redis)']);
   let lastConnError = '';
@@ -272,6 +276,7 @@ export async function createRedisRateLimiter(config: RedisRateLimitConfig, logge
   return handle(
     new RateLimiter({
       store,
+      principals,
       region: config.RATE_LIMIT_REGION,
       failMode: config.RATE_LIMIT_FAIL_MODE,
       trustedProxies: config.RATE_LIMIT_TRUSTED_PROXIES,
