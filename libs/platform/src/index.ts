@@ -7,3 +7,4 @@ export * from './health';
 export * from './http-app';
 export * from './net';
 export * from './multipart';
+export * from './outbound-policy';
