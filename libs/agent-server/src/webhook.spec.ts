@@ -15,6 +15,8 @@ describe('RunWebhooks through the outbound policy', () => {
     receiver = createServer((req, res) => {
       received.push(req.url ?? '');
       req.resume();
+      // /redirect/... sends the caller on to /followed/... on this receiver: a webhook never follows it.
+      if (req.url?.startsWith('/redirect/')) res.writeHead(307, { location: `/followed${req.url}` });
       res.end();
     });
     await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
@@ -50,6 +52,13 @@ describe('RunWebhooks through the outbound policy', () => {
     await deliver(policy, url);
     expect(calls).toBe(2); // the check, then the delivery resolved again and was refused (and not retried)
     expect(received).not.toContain(path);
+  });
+
+  it('does not follow redirects (a public receiver could send it on to a private address)', async () => {
+    const path = `/redirect/${randomUUID()}`;
+    await deliver(new OutboundPolicy(`127.0.0.1:${port}`), `http://127.0.0.1:${port}${path}`);
+    expect(received).toContain(path);
+    expect(received).not.toContain(`/followed${path}`);
   });
 
   it('does not call a loopback IP even if the run skipped the check', async () => {
