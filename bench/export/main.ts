@@ -18,6 +18,7 @@ import { ClickHouse, migrateClickHouse } from '@th/clickhouse';
 import { EXPORT_FIELDS, type ExportField, type Identity } from '@th/contracts';
 import { openServiceDataSource } from '@th/database';
 import { CredentialsCipher, EXPORTS_MIGRATIONS, EXPORTS_SCHEMA, ExportRunner, ExportsRepository, type ParquetCompression } from '@th/export-worker';
+import { OutboundPolicy } from '@th/platform';
 import { createTestDatabase, startS3Server } from '@th/testing';
 import { median, round } from '../lib/stats';
 
@@ -109,7 +110,7 @@ async function main(): Promise<void> {
       credentials_enc: cipher.encrypt({ access_key_id: s3.accessKeyId, secret_access_key: s3.secretAccessKey }),
       credentials_keys: ['access_key_id', 'secret_access_key'],
     });
-    const runner = new ExportRunner(ch, repo, cipher, { chunkRows: CHUNK, rowsPerFile: ROWS_PER_FILE, rowGroupRows: ROW_GROUP, leaseMs: 600_000, compression: COMPRESSION });
+    const runner = new ExportRunner(ch, repo, cipher, { chunkRows: CHUNK, rowsPerFile: ROWS_PER_FILE, rowGroupRows: ROW_GROUP, leaseMs: 600_000, compression: COMPRESSION, outbound: new OutboundPolicy('127.0.0.1') });
     const endUs = T0_US + 3n * DAY_US;
 
     const ceiling = async (round_: number) => {

@@ -12,7 +12,8 @@ let server: TestAgentServer;
 let client: Client;
 let pg: Pg;
 
-useAgentServer((f) => ({ server, client, pg } = f));
+// The receiver below is on 127.0.0.1, which the outbound policy refuses unless the operator lists it.
+useAgentServer((f) => ({ server, client, pg } = f), { OUTBOUND_ALLOWED_HOSTS: '127.0.0.1' });
 
 type Hook = { path: string; body: Record<string, unknown> };
 
@@ -112,5 +113,29 @@ describe('run webhooks', () => {
     expect(d.map((x) => x.loc)).toEqual([['body', 'webhook']]);
     expect(await counts()).toEqual(before);
     expect((await client.threads.get(t.thread_id)).status).toBe('idle');
+  });
+
+  it('a webhook on a loopback, private, link-local or metadata address the allow-list does not name is a 422 on body.webhook, on every route that takes one, and nothing is written', async () => {
+    const t = await client.threads.create();
+    const counts = async () =>
+      (await pg.query(`SELECT (SELECT count(*) FROM agent_server.runs) AS runs, (SELECT count(*) FROM agent_server.threads) AS threads, (SELECT count(*) FROM agent_server.crons) AS crons`)).rows[0];
+    const before = await counts();
+    const port = new URL(hookBase).port;
+    // [::1] and localhost reach the same receiver as 127.0.0.1, but only 127.0.0.1 is listed.
+    const refused = ['http://169.254.169.254/latest/meta-data/', 'http://10.0.0.1/hook', 'http://172.16.0.1/', 'http://100.64.0.1/', `http://[::1]:${port}/x`, `http://localhost:${port}/x`, 'http://[::ffff:a9fe:a9fe]/', 'http://0xa9fea9fe/', 'http://[fe80::1]/'];
+    const msg = expect.stringMatching(/^webhook points to an address this service does not call/);
+    for (const webhook of refused) {
+      for (const [path, body] of [
+        [`/threads/${t.thread_id}/runs`, { assistant_id: 'agent', input: user('x'), webhook }],
+        ['/runs/wait', { assistant_id: 'agent', input: user('x'), webhook }],
+        [`/threads/${t.thread_id}/runs/crons`, { assistant_id: 'agent', schedule: '0 0 * * *', input: user('x'), webhook }],
+      ] as const) {
+        expect({ webhook, path, detail: await detail422(await sendJson(server.url, 'POST', path, body)) }).toEqual({ webhook, path, detail: [{ loc: ['body', 'webhook'], msg, type: 'value_error' }] });
+      }
+      const batch = await detail422(await sendJson(server.url, 'POST', '/runs/batch', [{ assistant_id: 'agent', input: user('x') }, { assistant_id: 'agent', input: user('y'), webhook }]));
+      expect(batch.map((x) => x.loc)).toEqual([['body', 1, 'webhook']]);
+    }
+    expect(await counts()).toEqual(before);
+    expect(received.filter((h) => h.path === '/x')).toEqual([]);
   });
 });

@@ -27,7 +27,7 @@ describe('control plane in the cluster form, behind the gateway', () => {
     const common = { INTERNAL_SIGNING_KEY: signing, KAFKA_BROKERS: kafka.brokers, DATABASE_URL: db.url };
     controlPlane = await startAppProcess(
       'control-plane',
-      { ...common, CONTROL_PLANE_SECRETS_KEY: randomBytes(24).toString('hex'), CONTROL_PLANE_INSTALLATION: 'cloud', DATA_DIR: join(work, 'data'), ROLLOUT_POLL_MS: '200' },
+      { ...common, CONTROL_PLANE_SECRETS_KEY: randomBytes(24).toString('hex'), CONTROL_PLANE_INSTALLATION: 'cloud', DATA_DIR: join(work, 'data'), ROLLOUT_POLL_MS: '200', GIT_ALLOW_LOCAL_REPOS: 'true' },
       { port: cpPort },
     );
     gateway = await startAppProcess('gateway', {

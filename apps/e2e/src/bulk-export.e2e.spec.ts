@@ -92,6 +92,8 @@ describe('bulk export, cluster form', () => {
         EXPORT_CHUNK_ROWS: '100',
         EXPORT_ROWS_PER_FILE: String(ROWS_PER_FILE),
         EXPORT_RETRY_DELAY_MS: '200',
+        // The test S3 server is on 127.0.0.1: the outbound policy refuses it unless the operator lists it.
+        OUTBOUND_ALLOWED_HOSTS: '127.0.0.1',
       },
     });
     call = api(cluster.gateway.url, cluster.apiKey);
@@ -189,6 +191,17 @@ describe('bulk export, cluster form', () => {
       expect([r.id, got?.name, got ? JSON.parse(got.outputs) : null]).toEqual([r.id, `run-${r.i}`, { v: r.i % 3 === 0 ? 2 : 1 }]);
     }
   }, 420_000);
+
+  it('refuses a destination on the cloud metadata address or a private network with 422 on body.config.endpoint_url, through the gateway', async () => {
+    for (const endpoint_url of ['http://169.254.169.254/', 'http://10.0.0.1:9000', 'http://[::1]:9000']) {
+      const res = await call('/api/v1/bulk-exports/destinations', {
+        method: 'POST',
+        json: { destination_type: 's3', display_name: 'x', config: { bucket_name: BUCKET, region: 'us-east-1', endpoint_url }, credentials: { access_key_id: 'a', secret_access_key: 'b' } },
+      });
+      expect({ endpoint_url, status: res.status }).toEqual({ endpoint_url, status: 422 });
+      expect(((await json(res)).detail as { loc: string[] }[]).map((d) => d.loc)).toEqual([['body', 'config', 'endpoint_url']]);
+    }
+  });
 
   it('evaluates the export filter in the worker (no query service hop), and refuses an invalid one with 422 storing nothing', async () => {
     const before = (await (await call('/api/v1/bulk-exports')).json()) as Json[];

@@ -1,10 +1,11 @@
 import { z } from 'zod';
-import { bool, clickhouseConfigShape, clusterServiceConfigShape, port, secret } from '@th/config';
+import { bool, clickhouseConfigShape, clusterServiceConfigShape, outboundConfigShape, port, secret } from '@th/config';
 
 /** Every setting this app reads from its environment (docker-compose.yml and deploy/k8s set them; config.spec.ts checks both). */
 export const exportWorkerConfigSchema = z.object({
   ...clusterServiceConfigShape,
   ...clickhouseConfigShape,
+  ...outboundConfigShape,
   PORT: port(8084),
   DATABASE_URL: secret(z.string().url()),
   /** AES-GCM key of stored destination credentials: every export-worker replica needs the same value. */

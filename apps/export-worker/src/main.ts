@@ -29,6 +29,7 @@ runUntilSignal('export-worker', async () => {
         chunkRows: config.EXPORT_CHUNK_ROWS,
         rowsPerFile: config.EXPORT_ROWS_PER_FILE,
         retryDelayMs: config.EXPORT_RETRY_DELAY_MS,
+        outboundAllowedHosts: config.OUTBOUND_ALLOWED_HOSTS,
       }),
     ],
     providers: [

@@ -113,7 +113,7 @@ describe('tracked operations: every attempt audited once, 422s included', () => 
         json: {
           name: `af-${randomUUID().slice(0, 8)}`,
           source: 'git_host',
-          source_config: { integration_id: integration, repo_url: '/tmp/none' },
+          source_config: { integration_id: integration, repo_url: 'https://git.example/org/none.git' },
           source_revision_config: { repo_ref: 'main', langgraph_config_path: 'langgraph.json' },
           secrets: [],
         },

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { readFileSync, rmSync } from 'node:fs';
+import { createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client } from 'pg';
@@ -65,7 +66,8 @@ describe('bulk export to S3 as Parquet, through HTTP', () => {
     s3 = await startS3Server();
     s3.createBucket(BUCKET);
     db = await createTestDatabase();
-    svc = await startTestStandalone({ DATABASE_URL: db.url, EXPORT_POLL_MS: '200', EXPORT_RETRY_DELAY_MS: '200' });
+    // The test S3 server is on 127.0.0.1: the outbound policy refuses it unless the operator lists it.
+    svc = await startTestStandalone({ DATABASE_URL: db.url, EXPORT_POLL_MS: '200', EXPORT_RETRY_DELAY_MS: '200', OUTBOUND_ALLOWED_HOSTS: '127.0.0.1' });
     await svc.app.get(EventBus).subscribe(TOPICS.audit, { groupId: 'bulk-export-test' }, async (batch) => {
       for (const m of batch) audit.push(m.value);
     });
@@ -184,7 +186,7 @@ describe('bulk export to S3 as Parquet, through HTTP', () => {
       expect((await json(missing)).detail).toMatch(/bucket 'no-such-bucket' does not exist/);
       const unreachable = await svc.api('/api/v1/bulk-exports/destinations', { method: 'POST', json: destinationBody({}, {}, { endpoint_url: 'http://127.0.0.1:1' }) });
       expect(unreachable.status).toBe(400);
-      expect((await json(unreachable)).detail).toMatch(/unreachable/);
+      expect((await json(unreachable)).detail).toBe('Destination validation failed: could not reach the destination');
       const invalid = await svc.api('/api/v1/bulk-exports/destinations', {
         method: 'POST',
         json: { destination_type: 'gcs', display_name: '', config: { bucket_name: 'A' }, credentials: {} },
@@ -195,6 +197,40 @@ describe('bulk export to S3 as Parquet, through HTTP', () => {
       const after = ((await (await svc.api('/api/v1/bulk-exports/destinations?limit=1000')).json()) as Json[]).length;
       expect(after).toBe(before);
       expect(audit.some((a) => a.operation === 'create_bulk_export_destination' && a.status === 'Failure')).toBe(true);
+    });
+
+    it('refuses endpoints on loopback, private, link-local or metadata addresses that the allow-list does not name (422 on body.config.endpoint_url), before connecting', async () => {
+      const before = ((await (await svc.api('/api/v1/bulk-exports/destinations?limit=1000')).json()) as Json[]).length;
+      const port = new URL(s3.endpoint).port;
+      // [::1] and localhost (whose name is refused as such) reach the same S3 server as 127.0.0.1, but only 127.0.0.1 is listed.
+      for (const endpoint_url of ['http://169.254.169.254/', 'http://10.0.0.1:9000', 'http://192.168.0.10/', 'http://100.64.0.1/', `http://[::1]:${port}`, `http://localhost:${port}`, 'http://[::ffff:a9fe:a9fe]/', 'http://0xa9fea9fe/', 'http://2852039166/']) {
+        const res = await svc.api('/api/v1/bulk-exports/destinations', { method: 'POST', json: destinationBody({}, {}, { endpoint_url }) });
+        expect({ endpoint_url, status: res.status }).toEqual({ endpoint_url, status: 422 });
+        const detail = (await json(res)).detail as { loc: string[]; msg: string; type: string }[];
+        expect(detail).toEqual([{ loc: ['body', 'config', 'endpoint_url'], msg: expect.stringMatching(/^endpoint_url points to an address this service does not call/), type: 'value_error' }]);
+      }
+      const ok = (await json(await svc.api('/api/v1/bulk-exports/destinations', { method: 'POST', json: destinationBody() }))) as Json;
+      const patched = await svc.api(`/api/v1/bulk-exports/destinations/${ok.id as string}`, { method: 'PATCH', json: { config: { endpoint_url: 'http://169.254.169.254/' } } });
+      expect(patched.status).toBe(422);
+      expect(((await json(patched)).detail as { loc: string[] }[]).map((d) => d.loc)).toEqual([['body', 'config', 'endpoint_url']]);
+      expect(((await json(await svc.api(`/api/v1/bulk-exports/destinations/${ok.id as string}`))).config as Json).endpoint_url).toBe(s3.endpoint);
+      const after = ((await (await svc.api('/api/v1/bulk-exports/destinations?limit=1000')).json()) as Json[]).length;
+      expect(after).toBe(before + 1);
+    });
+
+    it('answers the same for a closed port, a port that resets and a name that does not resolve (no port scanning through the check)', async () => {
+      const resetter = createServer((socket) => socket.destroy());
+      await new Promise<void>((resolve) => resetter.listen(0, '127.0.0.1', resolve));
+      try {
+        const answers: Json[] = [];
+        for (const endpoint_url of ['http://127.0.0.1:1', `http://127.0.0.1:${(resetter.address() as AddressInfo).port}`, 'http://no-such-host.invalid']) {
+          const res = await svc.api('/api/v1/bulk-exports/destinations', { method: 'POST', json: destinationBody({}, {}, { endpoint_url }) });
+          answers.push({ status: res.status, body: await json(res) });
+        }
+        expect(answers).toEqual(new Array(3).fill({ status: 400, body: { detail: 'Destination validation failed: could not reach the destination' } }));
+      } finally {
+        await new Promise((resolve) => resetter.close(resolve));
+      }
     });
 
     it('updates a destination, validating changed credentials; a failed update changes nothing', async () => {
@@ -419,7 +455,7 @@ describe('bulk export to S3 as Parquet, through HTTP', () => {
       const key = readFileSync(join(tmpdir(), `th-standalone-${process.pid}`, 'export-encryption-key'), 'utf8').trim();
       expect(key.length).toBeGreaterThanOrEqual(32);
       await svc.close();
-      svc = await startTestStandalone({ DATABASE_URL: db.url, EXPORT_POLL_MS: '200', BOOTSTRAP_API_KEY: svc.apiKey });
+      svc = await startTestStandalone({ DATABASE_URL: db.url, EXPORT_POLL_MS: '200', BOOTSTRAP_API_KEY: svc.apiKey, OUTBOUND_ALLOWED_HOSTS: '127.0.0.1' });
       const res = await svc.api('/api/v1/bulk-exports', { method: 'POST', json: oneTime({ export_fields: ['name'] }) });
       expect(res.status).toBe(200);
       expect(await finished((await json(res)).id as string)).toMatchObject({ status: 'COMPLETED', rows_written: 8 });

@@ -1,10 +1,12 @@
 import { z } from 'zod';
-import { bool, commonConfigShape, port, secret } from '@th/config';
+import { bool, commonConfigShape, outboundConfigShape, port, secret } from '@th/config';
 import { rateLimitConfigShape } from '@th/gateway';
 import { controlPlaneConfigShape } from '@th/control-plane';
 
 export const standaloneConfigSchema = z.object({
   ...commonConfigShape,
+  /** Private hosts tenant URLs (export destinations, git repositories, deployed servers' webhooks) may reach. */
+  ...outboundConfigShape,
   PORT: port(1984),
   HOST: z.string().default('127.0.0.1'),
   DATA_DIR: z.string().default('./.data'),

@@ -36,6 +36,8 @@ describe('control plane: a crash mid-rollout resumes after restart', () => {
       RATE_LIMIT_ENABLED: 'false',
       CONTROL_PLANE_INSTALLATION: 'cloud',
       ROLLOUT_POLL_MS: '200',
+      // The test's repository is a local path: allowed only when the operator says so.
+      GIT_ALLOW_LOCAL_REPOS: 'true',
     };
     writeFileSync(join(repo, 'langgraph.json'), JSON.stringify({ graphs: { echo: './graph.js:graph' } }));
     writeFileSync(join(repo, 'graph.js'), GRAPH_JS);

@@ -117,7 +117,8 @@ describe('control plane (cloud installation): deployments, revisions and local r
   let webhookSecret: string;
 
   beforeAll(async () => {
-    svc = await startTestStandalone({ CONTROL_PLANE_INSTALLATION: 'cloud', ROLLOUT_POLL_MS: '200', DEPLOY_TIMEOUT_MS: '90000' });
+    // The test's repositories are local paths: allowed only when the operator says so.
+    svc = await startTestStandalone({ CONTROL_PLANE_INSTALLATION: 'cloud', ROLLOUT_POLL_MS: '200', DEPLOY_TIMEOUT_MS: '90000', GIT_ALLOW_LOCAL_REPOS: 'true' });
     const bus = svc.app.get(EventBus);
     await bus.subscribe(TOPICS.audit, { groupId: `cp-test-audit-${randomUUID()}` }, async (batch) => {
       for (const m of batch) audit.push(m.value);
@@ -372,7 +373,7 @@ describe('control plane: validation rules, each with its error', () => {
   const git = (over: Json = {}) => ({
     name: `v-${randomUUID().slice(0, 8)}`,
     source: 'git_host',
-    source_config: { integration_id: integrationId, repo_url: '/tmp/none', ...(over.source_config ?? {}) },
+    source_config: { integration_id: integrationId, repo_url: 'https://git.example/org/none.git', ...(over.source_config ?? {}) },
     source_revision_config: { repo_ref: 'main', langgraph_config_path: 'langgraph.json', ...(over.source_revision_config ?? {}) },
     secrets: [],
     ...Object.fromEntries(Object.entries(over).filter(([k]) => !['source_config', 'source_revision_config'].includes(k))),
@@ -395,6 +396,20 @@ describe('control plane: validation rules, each with its error', () => {
     await expect422(git({ secrets: [{ name: 'A', value: 'x' }, { name: 'A', value: 'y' }] }), ['body.secrets.1.name']);
     const bad = await cloud.api('/v2/deployments', { method: 'POST', body: '{"name":', headers: { 'content-type': 'application/json' } });
     expect(bad.status).toBe(422);
+  });
+
+  it('repo_url: https only, to a public address (no local paths, other transports, loopback, private or metadata addresses)', async () => {
+    for (const repo_url of [
+      '/tmp/none', 'file:///etc', 'http://git.example/r.git', 'ssh://git@git.example/r.git', 'git@git.example:org/r.git', 'git://git.example/r.git', 'ext::sh -c touch% /tmp/x',
+      '--upload-pack=touch /tmp/x', 'https://127.0.0.1/r.git', 'https://localhost/r.git', 'https://[::1]/r.git', 'https://169.254.169.254/r.git', 'https://10.0.0.1/r.git',
+      'https://2130706433/r.git', 'https://[::ffff:127.0.0.1]/r.git',
+    ]) {
+      const before = ((await (await cloud.api('/v2/deployments')).json()) as Json).total;
+      const r = await cloud.api('/v2/deployments', { method: 'POST', json: git({ source_config: { repo_url } }) });
+      const b = (await r.json()) as Json;
+      expect({ repo_url, status: r.status, detail: b.detail }).toEqual({ repo_url, status: 422, detail: [{ loc: ['body', 'source_config', 'repo_url'], msg: expect.stringMatching(/^repo_url /), type: 'value_error' }] });
+      expect(((await (await cloud.api('/v2/deployments')).json()) as Json).total).toBe(before);
+    }
   });
 
   it('langgraph_config_path: required for git_host and internal_source', async () => {

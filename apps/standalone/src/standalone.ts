@@ -122,6 +122,7 @@ export async function startStandalone(config: StandaloneConfig): Promise<Running
         maxConcurrent: config.EXPORT_MAX_CONCURRENT,
         pollMs: config.EXPORT_POLL_MS,
         retryDelayMs: config.EXPORT_RETRY_DELAY_MS,
+        outboundAllowedHosts: config.OUTBOUND_ALLOWED_HOSTS,
       },
       ingest: {
         writer: true,

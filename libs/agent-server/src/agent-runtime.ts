@@ -1,5 +1,6 @@
 import { Logger } from '@nestjs/common';
 import { Pool } from 'pg';
+import { OutboundPolicy } from '@th/platform';
 import type { AgentServerConfig } from './agent-server.config';
 import { AgentRepository } from './agent.repository';
 import { AgentCheckpointer } from './checkpointer';
@@ -46,7 +47,8 @@ export class AgentRuntime {
       const notifier = new Notifier(config.DATABASE_URL);
       await notifier.start();
       const tracing = createTracing(config);
-      const webhooks = new RunWebhooks();
+      const outbound = new OutboundPolicy(config.OUTBOUND_ALLOWED_HOSTS);
+      const webhooks = new RunWebhooks(outbound);
       const worker = new RunWorker(repo, notifier, graphs, {
         concurrency: config.WORKER_CONCURRENCY,
         leaseSeconds: config.RUN_LEASE_SECONDS,
@@ -57,7 +59,7 @@ export class AgentRuntime {
         ended: webhooks,
       });
       worker.start();
-      const service = new AgentService(repo, notifier, graphs, config.WORKER_CONCURRENCY > 0 ? worker : null, webhooks);
+      const service = new AgentService(repo, notifier, graphs, config.WORKER_CONCURRENCY > 0 ? worker : null, webhooks, outbound);
       const crons = new CronService(new CronRepository(pool), service);
       const scheduler = new CronScheduler(crons, config.CRON_TICK_MS, () => service.sweepExpiredThreads(THREAD_SWEEP_BATCH));
       scheduler.start();

@@ -1,9 +1,11 @@
 import { z } from 'zod';
-import { commonConfigShape, loadConfig, port, secret } from '@th/config';
+import { commonConfigShape, loadConfig, outboundConfigShape, port, secret } from '@th/config';
 
 /** Everything the agent server reads from its environment; it needs PostgreSQL and a graph file, never Kafka. */
 export const agentServerConfigShape = {
   ...commonConfigShape,
+  /** Private hosts run webhooks may reach (the control plane passes its own setting to the servers it starts). */
+  ...outboundConfigShape,
   PORT: port(8086),
   HOST: z.string().default('0.0.0.0'),
   DATABASE_URL: secret(z.string().min(1)),

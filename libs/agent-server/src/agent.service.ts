@@ -32,7 +32,7 @@ import {
   type AgentThreadState,
   type ValidationErrorItem,
 } from '@th/contracts';
-import { ValidationFailed, conflict, notFound, parseOrThrow, toValidationErrors } from '@th/platform';
+import { OutboundPolicy, OutboundRefused, ValidationFailed, conflict, notFound, parseOrThrow, toValidationErrors } from '@th/platform';
 import type { z } from 'zod';
 import {
   CHANNELS,
@@ -113,6 +113,8 @@ export class AgentService {
     private readonly executor: RunExecutor | null = null,
     /** Told of the runs this service ends itself (pending runs interrupted), once committed. */
     private readonly ended: RunEndListener | null = null,
+    /** Where run webhooks may point (public addresses, or what the operator's allow-list names). */
+    private readonly outbound: OutboundPolicy,
   ) {}
 
   // --- assistants ----------------------------------------------------------------------------
@@ -482,6 +484,7 @@ export class AgentService {
     opts: { stream: boolean },
     loc: (string | number)[],
   ): Promise<{ run: NewRun; opts: CreateRunOptions }> {
+    if (b.webhook) await this.checkWebhook(b.webhook, [...loc, 'webhook']);
     const assistant = await this.resolveAssistant(b.assistant_id);
     const loaded = this.graphs.get(assistant.graph_id);
     if (!loaded) throw notFound(`Graph ${assistant.graph_id}`);
@@ -521,6 +524,16 @@ export class AgentService {
       },
       opts: { createThread: tid === null || b.if_not_exists === 'create', stateless: tid === null, threadMetadata: {} },
     };
+  }
+
+  /** A webhook must point where this server may call (422 otherwise); delivery checks the address it connects to again. */
+  private async checkWebhook(url: string, loc: (string | number)[]): Promise<void> {
+    try {
+      await this.outbound.check(url);
+    } catch (err) {
+      if (err instanceof OutboundRefused) throw new ValidationFailed([{ loc, msg: `webhook ${err.message}`, type: 'value_error' }]);
+      throw err;
+    }
   }
 
   /** Refuses input the graph's input schema would refuse (422, nothing written). */

@@ -1,4 +1,7 @@
 import { Logger } from '@nestjs/common';
+import * as http from 'node:http';
+import * as https from 'node:https';
+import { OutboundRefused, type OutboundPolicy } from '@th/platform';
 import { toRun, type RunRow } from './agent.repository';
 
 /** Told of every run that reached a terminal status, once its end is committed. */
@@ -26,8 +29,15 @@ export function webhookBody(run: RunRow): Record<string, unknown> {
 export class RunWebhooks implements RunEndListener {
   private readonly logger = new Logger('agent-webhooks');
   private readonly inflight = new Set<Promise<void>>();
+  private readonly agents: { http: http.Agent; https: https.Agent };
 
-  constructor(private readonly opts: RunWebhookOptions = { timeoutMs: 10_000, retryDelayMs: 500 }) {}
+  constructor(
+    /** Checked again on the address each delivery connects to: the name may resolve elsewhere since the run was created. */
+    policy: OutboundPolicy,
+    private readonly opts: RunWebhookOptions = { timeoutMs: 10_000, retryDelayMs: 500 },
+  ) {
+    this.agents = policy.agents();
+  }
 
   runEnded(run: RunRow): void {
     const url = (run.kwargs as { webhook?: unknown }).webhook;
@@ -47,18 +57,33 @@ export class RunWebhooks implements RunEndListener {
     let failure = '';
     for (let attempt = 1; attempt <= 2; attempt++) {
       try {
-        const res = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body, signal: AbortSignal.timeout(this.opts.timeoutMs) });
-        await res.body?.cancel();
-        if (res.status < 500) {
-          if (!res.ok) this.logger.warn({ msg: 'webhook refused', run_id: runId, target, status: res.status });
+        const status = await this.post(url, body);
+        if (status < 500) {
+          if (status >= 300) this.logger.warn({ msg: 'webhook refused', run_id: runId, target, status });
           return;
         }
-        failure = `HTTP ${res.status}`;
+        failure = `HTTP ${status}`;
       } catch (err) {
         failure = (err as Error).message;
+        if (err instanceof OutboundRefused) break; // the policy answers the same the second time
       }
       if (attempt === 1) await new Promise((r) => setTimeout(r, this.opts.retryDelayMs));
     }
     this.logger.warn({ msg: 'webhook not delivered', run_id: runId, target, error: failure });
+  }
+
+  /** One POST through the policy's agents (fetch has no per-connection hook); redirects are not followed. */
+  private post(url: string, body: string): Promise<number> {
+    return new Promise((resolve, reject) => {
+      const u = new URL(url);
+      const send = u.protocol === 'https:' ? https.request : http.request;
+      const req = send(u, { method: 'POST', agent: u.protocol === 'https:' ? this.agents.https : this.agents.http, headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) }, signal: AbortSignal.timeout(this.opts.timeoutMs) }, (res) => {
+        res.resume();
+        res.on('end', () => resolve(res.statusCode ?? 0));
+        res.on('error', reject);
+      });
+      req.on('error', reject);
+      req.end(body);
+    });
   }
 }

@@ -92,3 +92,12 @@ export const clusterServiceConfigShape = {
   HOST: z.string().default('0.0.0.0'),
   MAX_BODY_BYTES: z.coerce.number().int().min(1024).default(25 * 1024 * 1024),
 };
+
+/**
+ * Where tenant-supplied URLs (bulk-export destinations, run webhooks, git repositories) may go although they
+ * resolve to loopback, private, link-local or reserved addresses: comma-separated host names (`*.corp.example`),
+ * `host:port`, IPs and CIDRs, for a private S3 or git server. Empty: public addresses only.
+ */
+export const outboundConfigShape = {
+  OUTBOUND_ALLOWED_HOSTS: z.string().default(''),
+};

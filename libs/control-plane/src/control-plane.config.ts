@@ -1,7 +1,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { z } from 'zod';
-import { bool, secret } from '@th/config';
+import { bool, outboundConfigShape, secret } from '@th/config';
 import type { ControlPlaneOptions } from './control-plane.options';
 
 /** The control plane's settings (one zod shape; the standalone and cluster apps parse it at boot). */
@@ -29,6 +29,10 @@ export const controlPlaneConfigShape = {
   K8S_READY_TIMEOUT_MS: z.coerce.number().int().min(1000).default(600_000),
   UPLOAD_TTL_SECONDS: z.coerce.number().int().min(10).default(3600),
   MAX_TARBALL_BYTES: z.coerce.number().int().min(1024).default(200 * 1024 * 1024),
+  /** Private hosts git repositories may be cloned from; also passed to the agent servers the local driver starts (their run webhooks). */
+  ...outboundConfigShape,
+  /** Let git_host deployments clone local paths and file:// URLs (this machine's files): for tests and single-user installs only. */
+  GIT_ALLOW_LOCAL_REPOS: bool(false),
 };
 export const controlPlaneConfigSchema = z.object(controlPlaneConfigShape);
 export type ControlPlaneConfig = z.infer<typeof controlPlaneConfigSchema>;
@@ -74,6 +78,7 @@ export function controlPlaneOptionsFromConfig(
         // Graph modules unpacked outside the repository resolve @langchain/langgraph from the project's node_modules.
         NODE_PATH: join(root, 'node_modules'),
         ...(c.AGENT_TRACING_ENDPOINT ? { LANGSMITH_ENDPOINT: c.AGENT_TRACING_ENDPOINT, LANGSMITH_TRACING: 'true' } : {}),
+        ...(c.OUTBOUND_ALLOWED_HOSTS ? { OUTBOUND_ALLOWED_HOSTS: c.OUTBOUND_ALLOWED_HOSTS } : {}),
       },
       baseEnv,
       host: c.AGENT_BIND_HOST ?? ctx.host ?? '127.0.0.1',
@@ -82,5 +87,6 @@ export function controlPlaneOptionsFromConfig(
       deployTimeoutMs: c.DEPLOY_TIMEOUT_MS,
     },
     k8s: { readyTimeoutMs: c.K8S_READY_TIMEOUT_MS },
+    outbound: { allowedHosts: c.OUTBOUND_ALLOWED_HOSTS, allowLocalRepos: c.GIT_ALLOW_LOCAL_REPOS },
   };
 }

@@ -11,6 +11,8 @@ import { ListenersController } from './listeners/listeners.controller';
 import { ListenersRepository } from './listeners/listeners.repository';
 import { ControlPlaneMigration } from './migrations';
 import { ControlPlaneOpenApiController } from './openapi/openapi.controller';
+import { OutboundPolicy } from '@th/platform';
+import { GitSource } from './rollout/git-source';
 import { K8sDriver } from './rollout/k8s.driver';
 import { LocalDriver } from './rollout/local.driver';
 import { RolloutWorkerHandle } from './rollout/rollout-worker.handle';
@@ -51,11 +53,12 @@ export class ControlPlaneModule {
         { provide: IntegrationsRepository, inject: [CONTROL_PLANE_DATA_SOURCE], useFactory: (ds: DataSource) => new IntegrationsRepository(ds) },
         { provide: UploadsRepository, inject: [CONTROL_PLANE_DATA_SOURCE], useFactory: (ds: DataSource) => new UploadsRepository(ds) },
         { provide: SecretsCipher, useValue: new SecretsCipher(opts.secretsKey) },
+        { provide: GitSource, useValue: new GitSource(new OutboundPolicy(opts.outbound.allowedHosts), opts.outbound.allowLocalRepos) },
         {
           provide: RolloutWorkerHandle,
-          inject: [CONTROL_PLANE_DATA_SOURCE, DeploymentsRepository, ListenersRepository, UploadsRepository, SecretsCipher],
-          useFactory: (ds: DataSource, repo: DeploymentsRepository, listeners: ListenersRepository, uploads: UploadsRepository, cipher: SecretsCipher) => {
-            const local = new LocalDriver(opts.local, uploads);
+          inject: [CONTROL_PLANE_DATA_SOURCE, DeploymentsRepository, ListenersRepository, UploadsRepository, SecretsCipher, GitSource],
+          useFactory: (ds: DataSource, repo: DeploymentsRepository, listeners: ListenersRepository, uploads: UploadsRepository, cipher: SecretsCipher, git: GitSource) => {
+            const local = new LocalDriver(opts.local, uploads, git);
             const k8s = new K8sDriver({ readyTimeoutMs: opts.k8s.readyTimeoutMs, secretsKey: opts.secretsKey });
             const worker = opts.rolloutWorker ? new RolloutWorker(ds, repo, listeners, cipher, { local, k8s }, { pollMs: opts.rolloutPollMs, stopGraceMs: 5000, concurrency: opts.rolloutConcurrency }) : null;
             return new RolloutWorkerHandle(worker, [local, k8s]);

@@ -21,4 +21,6 @@ export interface ControlPlaneOptions {
     /** Time a k8s rollout may take to become available. */
     readyTimeoutMs: number;
   };
+  /** What git repositories may be cloned from (see GitSource): OUTBOUND_ALLOWED_HOSTS and GIT_ALLOW_LOCAL_REPOS. */
+  outbound: { allowedHosts: string; allowLocalRepos: boolean };
 }

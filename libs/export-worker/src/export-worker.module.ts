@@ -1,5 +1,6 @@
 import { DynamicModule, Module } from '@nestjs/common';
 import { ClickHouse } from '@th/clickhouse';
+import { OutboundPolicy } from '@th/platform';
 import { BulkExportsController } from './bulk-exports.controller';
 import { DestinationsService } from './destinations/destinations.service';
 import { EXPORT_DEFAULTS, EXPORT_WORKER_OPTIONS, type ExportWorkerOptions } from './export-worker.options';
@@ -27,11 +28,13 @@ export class ExportWorkerModule {
         { provide: EXPORT_WORKER_OPTIONS, useValue: opts },
         { provide: ExportsRepository, useFactory: () => new ExportsRepository(opts.dataSource) },
         { provide: CredentialsCipher, useFactory: () => new CredentialsCipher(opts.encryptionKey) },
+        { provide: OutboundPolicy, useValue: new OutboundPolicy(opts.outboundAllowedHosts) },
         {
           provide: ExportRunner,
-          inject: [ClickHouse, ExportsRepository, CredentialsCipher],
-          useFactory: (ch: ClickHouse, repo: ExportsRepository, cipher: CredentialsCipher) =>
+          inject: [ClickHouse, ExportsRepository, CredentialsCipher, OutboundPolicy],
+          useFactory: (ch: ClickHouse, repo: ExportsRepository, cipher: CredentialsCipher, outbound: OutboundPolicy) =>
             new ExportRunner(ch, repo, cipher, {
+              outbound,
               chunkRows: opts.chunkRows,
               rowsPerFile: opts.rowsPerFile,
               rowGroupRows: opts.rowGroupRows,

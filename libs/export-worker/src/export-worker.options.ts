@@ -27,6 +27,8 @@ export interface ExportWorkerOptions {
   maxRuntimeMs: number;
   /** A spawned export runs this long after its window ends (the spec's 10 minutes). */
   spawnDelayMs: number;
+  /** OUTBOUND_ALLOWED_HOSTS: private hosts destinations may reach (see OutboundPolicy). */
+  outboundAllowedHosts: string;
 }
 
 export const EXPORT_WORKER_OPTIONS = Symbol('EXPORT_WORKER_OPTIONS');
@@ -43,4 +45,5 @@ export const EXPORT_DEFAULTS = {
   retryDelayMs: 30_000,
   maxRuntimeMs: 72 * 3_600_000,
   spawnDelayMs: 10 * 60_000,
+  outboundAllowedHosts: '',
 } as const;

@@ -9,3 +9,4 @@ export * from './net';
 export * from './multipart';
 export * from './secret-cipher';
 export * from './url-credentials';
+export * from './outbound-policy';

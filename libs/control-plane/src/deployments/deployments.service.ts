@@ -23,6 +23,7 @@ import { DomainError, ErrorCode, ValidationFailed, badRequest, notFound } from '
 import { CONTROL_PLANE_OPTIONS, type ControlPlaneOptions } from '../control-plane.options';
 import { IntegrationsRepository } from '../integrations/integrations.repository';
 import { ListenersRepository } from '../listeners/listeners.repository';
+import { GitSource, GitSourceRefused } from '../rollout/git-source';
 import { RolloutWorkerHandle } from '../rollout/rollout-worker.handle';
 import { SecretsCipher } from '../secrets.cipher';
 import { UploadsRepository } from '../uploads/uploads.repository';
@@ -47,6 +48,7 @@ export class DeploymentsService {
     private readonly bus: EventBus,
     private readonly audit: AuditPublisher,
     private readonly worker: RolloutWorkerHandle,
+    private readonly git: GitSource,
     @Inject(CONTROL_PLANE_OPTIONS) private readonly opts: ControlPlaneOptions,
   ) {}
 
@@ -67,6 +69,12 @@ export class DeploymentsService {
     const sc = req.source_config;
     if (req.source === 'git_host' && present(sc.integration_id) && !(await this.integrations.find(scope, sc.integration_id as string))) {
       errors.push({ loc: loc('source_config', 'integration_id'), msg: 'Unknown integration_id (GET /v1/integrations/git_host/install)', type: 'value_error' });
+    }
+    if (req.source === 'git_host' && typeof sc.repo_url === 'string') {
+      await this.git.check(sc.repo_url).catch((e: unknown) => {
+        if (!(e instanceof GitSourceRefused)) throw e;
+        errors.push({ loc: loc('source_config', 'repo_url'), msg: e.message, type: 'value_error' });
+      });
     }
     let namespace: string | null = null;
     if (req.source === 'external_docker' && present(sc.listener_id)) {

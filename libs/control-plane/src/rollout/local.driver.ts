@@ -8,6 +8,7 @@ import { freePort } from '@th/platform';
 import type { DeploymentRow, DeploymentRuntime, RevisionRow } from '../deployments/deployments.repository';
 import type { UploadsRepository } from '../uploads/uploads.repository';
 import { FrontProxy } from './front-proxy';
+import type { GitSource } from './git-source';
 import { RolloutError, type BuildResult, type DeployResult, type RolloutDriver, type SaveRuntime } from './driver';
 
 export interface LocalDriverOptions {
@@ -67,6 +68,7 @@ export class LocalDriver implements RolloutDriver {
   constructor(
     private readonly opts: LocalDriverOptions,
     private readonly uploads: UploadsRepository,
+    private readonly git: GitSource,
   ) {}
 
   private deploymentDir(id: string) {
@@ -128,7 +130,7 @@ export class LocalDriver implements RolloutDriver {
       const repo = r.build.repo_url ?? d.source_config.repo_url;
       const ref = r.source_revision_config.repo_ref ?? 'main';
       const branch = ref.startsWith('refs/tags/') ? ref.slice('refs/tags/'.length) : ref.replace(/^refs\/heads\//, '');
-      await this.run(['git', 'clone', '--quiet', '--depth', '1', '--branch', branch, repo ?? '', src], dir, {}, 'git clone');
+      await this.run(await this.git.cloneArgv(repo ?? '', branch, src), dir, { GIT_TERMINAL_PROMPT: '0' }, 'git clone');
       sha = (await this.run(['git', 'rev-parse', 'HEAD'], src, {}, 'git rev-parse')).trim();
     } else {
       throw new RolloutError(`the local driver does not build source ${d.source}`);

@@ -2,7 +2,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import { randomUUID } from 'node:crypto';
 import type { ExportDestination, ExportDestinationCreate, ExportDestinationUpdate, Identity } from '@th/contracts';
 import { AuditPublisher } from '@th/bus';
-import { maskUrlCredentials, notFound } from '@th/platform';
+import { OutboundPolicy, maskUrlCredentials, notFound } from '@th/platform';
 import { ExportsRepository, type DestinationRow } from '../exports.repository';
 import { assertExportPlan } from '../plan';
 import { CredentialsCipher } from '../storage/credentials-cipher';
@@ -16,6 +16,7 @@ export class DestinationsService {
   constructor(
     private readonly repo: ExportsRepository,
     private readonly cipher: CredentialsCipher,
+    private readonly outbound: OutboundPolicy,
     @Inject(AuditPublisher) private readonly audit: AuditPublisher,
   ) {}
 
@@ -94,7 +95,7 @@ export class DestinationsService {
   }
 
   private async validate(config: Parameters<typeof objectStoreFor>[0], credentials: Parameters<typeof objectStoreFor>[1]): Promise<void> {
-    const store = objectStoreFor(config, credentials);
+    const store = objectStoreFor(config, credentials, this.outbound);
     try {
       await store.validate();
     } finally {

@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import type { DataSource } from 'typeorm';
 import { ClickHouse, migrateClickHouse } from '@th/clickhouse';
 import type { Identity } from '@th/contracts';
+import { OutboundPolicy } from '@th/platform';
 import { openServiceDataSource } from '@th/database';
 import { createTestDatabase, startS3Server, type S3Server } from '@th/testing';
 import { EXPORTS_SCHEMA } from '../export-worker.options';
@@ -112,7 +113,8 @@ describe('export runner: resumption, leases and exactly-once output', () => {
     if (!job) throw new Error('job not stored');
     return job;
   };
-  const opts: ExportRunnerOptions = { chunkRows: 100, rowsPerFile: 250, rowGroupRows: 64, leaseMs: 1_000, compression: 'SNAPPY' };
+  // The test S3 server listens on 127.0.0.1, which the outbound policy allows only when listed.
+  const opts: ExportRunnerOptions = { chunkRows: 100, rowsPerFile: 250, rowGroupRows: 64, leaseMs: 1_000, compression: 'SNAPPY', outbound: new OutboundPolicy('127.0.0.1') };
   const runner = (r: ExportsRepository = repo) => new ExportRunner(ch, r, cipher, opts);
 
   /** What the bucket holds for an export, read with ClickHouse's Parquet reader. */

@@ -2,6 +2,7 @@ import { PassThrough } from 'node:stream';
 import { ParquetWriter } from '@dsnp/parquetjs';
 import { ClickHouse } from '@th/clickhouse';
 import type { ExportField } from '@th/contracts';
+import type { OutboundPolicy } from '@th/platform';
 import type { ExportsRepository, JobRow } from '../exports.repository';
 import type { CredentialsCipher } from '../storage/credentials-cipher';
 import { objectStoreFor, type ObjectStore } from '../storage/object-store';
@@ -18,6 +19,8 @@ export interface ExportRunnerOptions {
   leaseMs: number;
   /** Parquet page compression. */
   compression: ParquetCompression;
+  /** Every connection to a destination goes through it (a destination's name may resolve elsewhere since it was saved). */
+  outbound: OutboundPolicy;
 }
 
 /** Why a run stopped without finishing: the job was cancelled, timed out or taken by another worker, or the worker is stopping. */
@@ -49,7 +52,7 @@ export class ExportRunner {
   async run(job: JobRow, owner: string, signal: AbortSignal): Promise<void> {
     const dest = await this.repo.destinationOf(job);
     if (!dest) throw new Error(`Destination ${job.destination_id} no longer exists`);
-    const store = objectStoreFor(dest, this.cipher.decrypt(dest.credentials_enc));
+    const store = objectStoreFor(dest, this.cipher.decrypt(dest.credentials_enc), this.opts.outbound);
     try {
       await this.export(job, owner, store, signal);
     } finally {
