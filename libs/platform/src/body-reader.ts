@@ -2,6 +2,7 @@ import { StringDecoder } from 'node:string_decoder';
 import * as zlib from 'node:zlib';
 import type { NextFunction, Request, Response } from 'express';
 import { decompress as zstdDecompress } from 'fzstd';
+import { JsonTooDeepError, jsonTooDeepItem, parseClientJson } from './json-depth';
 
 export interface RawBodyRequest extends Request {
   rawBody?: Buffer;
@@ -128,8 +129,9 @@ export function bodyReader(limitBytes: number) {
       }
       if (json) {
         try {
-          req.body = text === null ? undefined : JSON.parse(text);
+          req.body = text === null ? undefined : parseClientJson(text);
         } catch (err) {
+          if (err instanceof JsonTooDeepError) return sendError(res, 422, { detail: [jsonTooDeepItem(err, ['body', err.position])] });
           return sendError(res, 422, jsonDecodeError(err));
         }
       }

@@ -7,3 +7,5 @@ export * from './health';
 export * from './http-app';
 export * from './net';
 export * from './multipart';
+export * from './pacer';
+export * from './json-depth';

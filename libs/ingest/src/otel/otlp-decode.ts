@@ -7,7 +7,7 @@ import {
   type OtlpTraceRequest,
   type ValidationErrorItem,
 } from '@th/contracts';
-import { parseOrThrow, ValidationFailed } from '@th/platform';
+import { MAX_JSON_DEPTH, parseOrThrow, ValidationFailed } from '@th/platform';
 import { otlpTypes } from './otlp-proto';
 
 type Loc = (string | number)[];
@@ -35,8 +35,10 @@ function checkEnum(v: unknown, count: number, loc: Loc, errors: ValidationErrorI
 }
 
 /** A decoded AnyValue in the OTLP/JSON shape: its oneof case names the one field that is set. */
-function anyValueOf(v: Obj | null | undefined): OtlpAnyValue | undefined {
+function anyValueOf(v: Obj | null | undefined, depth: number): OtlpAnyValue | undefined {
   if (!v) return undefined;
+  // Each array or kvlist level becomes a JSON level of the run: bounded like a JSON body (MAX_JSON_DEPTH).
+  if (depth > MAX_JSON_DEPTH) throw new ValidationFailed([{ loc: ['body'], msg: `An attribute value nests deeper than ${MAX_JSON_DEPTH} levels`, type: 'json_too_deep' }]);
   switch (v.value as string | undefined) {
     case 'stringValue':
       return { stringValue: v.stringValue as string };
@@ -47,9 +49,9 @@ function anyValueOf(v: Obj | null | undefined): OtlpAnyValue | undefined {
     case 'doubleValue':
       return { doubleValue: v.doubleValue as number };
     case 'arrayValue':
-      return { arrayValue: { values: (((v.arrayValue as Obj | null)?.values as Obj[] | undefined) ?? []).map((x) => anyValueOf(x) ?? {}) } };
+      return { arrayValue: { values: (((v.arrayValue as Obj | null)?.values as Obj[] | undefined) ?? []).map((x) => anyValueOf(x, depth + 1) ?? {}) } };
     case 'kvlistValue':
-      return { kvlistValue: { values: kvsOf((v.kvlistValue as Obj | null)?.values as Obj[] | undefined) } };
+      return { kvlistValue: { values: kvsOf((v.kvlistValue as Obj | null)?.values as Obj[] | undefined, depth + 1) } };
     case 'bytesValue':
       return { bytesValue: Buffer.from(v.bytesValue as Bytes).toString('base64') };
     default:
@@ -57,7 +59,7 @@ function anyValueOf(v: Obj | null | undefined): OtlpAnyValue | undefined {
   }
 }
 
-const kvsOf = (kvs: Obj[] | undefined): OtlpKeyValue[] => (kvs ?? []).map((kv) => ({ key: kv.key as string, value: anyValueOf(kv.value as Obj | null) }));
+const kvsOf = (kvs: Obj[] | undefined, depth = 1): OtlpKeyValue[] => (kvs ?? []).map((kv) => ({ key: kv.key as string, value: anyValueOf(kv.value as Obj | null, depth) }));
 
 /**
  * An OTLP/protobuf ExportTraceServiceRequest, decoded by protobufjs from the official definitions, in
