@@ -7,7 +7,7 @@ import {
   type OtlpTraceRequest,
   type ValidationErrorItem,
 } from '@th/contracts';
-import { MAX_JSON_DEPTH, parseOrThrow, ValidationFailed } from '@th/platform';
+import { parseOrThrow, ValidationFailed } from '@th/platform';
 import { otlpTypes } from './otlp-proto';
 
 type Loc = (string | number)[];
@@ -35,10 +35,8 @@ function checkEnum(v: unknown, count: number, loc: Loc, errors: ValidationErrorI
 }
 
 /** A decoded AnyValue in the OTLP/JSON shape: its oneof case names the one field that is set. */
-function anyValueOf(v: Obj | null | undefined, depth: number): OtlpAnyValue | undefined {
+function anyValueOf(v: Obj | null | undefined): OtlpAnyValue | undefined {
   if (!v) return undefined;
-  // Each array or kvlist level becomes a JSON level of the run: bounded like a JSON body (MAX_JSON_DEPTH).
-  if (depth > MAX_JSON_DEPTH) throw new ValidationFailed([{ loc: ['body'], msg: `An attribute value nests deeper than ${MAX_JSON_DEPTH} levels`, type: 'json_too_deep' }]);
   switch (v.value as string | undefined) {
     case 'stringValue':
       return { stringValue: v.stringValue as string };
@@ -49,9 +47,9 @@ function anyValueOf(v: Obj | null | undefined, depth: number): OtlpAnyValue | un
     case 'doubleValue':
       return { doubleValue: v.doubleValue as number };
     case 'arrayValue':
-      return { arrayValue: { values: (((v.arrayValue as Obj | null)?.values as Obj[] | undefined) ?? []).map((x) => anyValueOf(x, depth + 1) ?? {}) } };
+      return { arrayValue: { values: (((v.arrayValue as Obj | null)?.values as Obj[] | undefined) ?? []).map((x) => anyValueOf(x) ?? {}) } };
     case 'kvlistValue':
-      return { kvlistValue: { values: kvsOf((v.kvlistValue as Obj | null)?.values as Obj[] | undefined, depth + 1) } };
+      return { kvlistValue: { values: kvsOf((v.kvlistValue as Obj | null)?.values as Obj[] | undefined) } };
     case 'bytesValue':
       return { bytesValue: Buffer.from(v.bytesValue as Bytes).toString('base64') };
     default:
@@ -59,7 +57,7 @@ function anyValueOf(v: Obj | null | undefined, depth: number): OtlpAnyValue | un
   }
 }
 
-const kvsOf = (kvs: Obj[] | undefined, depth = 1): OtlpKeyValue[] => (kvs ?? []).map((kv) => ({ key: kv.key as string, value: anyValueOf(kv.value as Obj | null, depth) }));
+const kvsOf = (kvs: Obj[] | undefined): OtlpKeyValue[] => (kvs ?? []).map((kv) => ({ key: kv.key as string, value: anyValueOf(kv.value as Obj | null) }));
 
 /**
  * An OTLP/protobuf ExportTraceServiceRequest, decoded by protobufjs from the official definitions, in
@@ -70,6 +68,8 @@ export function decodeOtlpProtobuf(body: Buffer): OtlpTraceRequest {
   const { request } = otlpTypes();
   let msg: Obj;
   try {
+    // protobufjs refuses messages nested past 100 levels (Reader.recursionLimit): an attribute value (three
+    // messages a level) nests some 33 levels at most, well inside MAX_JSON_DEPTH.
     msg = request.decode(body) as unknown as Obj;
   } catch (err) {
     throw new ValidationFailed([{ loc: ['body'], msg: `Malformed OTLP protobuf (ExportTraceServiceRequest): ${(err as Error).message}`, type: 'value_error' }]);
