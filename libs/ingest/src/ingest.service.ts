@@ -225,12 +225,16 @@ export class IngestService {
       if (n) names.add(n);
     });
     // Everything that can be checked without writing is checked first: a rejected batch creates nothing.
-    posts.forEach((r, i) => {
+    // A 25 MB batch is some 20,000 runs to check and build events for: give the event loop way between slices.
+    const pacer = new EventLoopPacer();
+    for (const [i, r] of posts.entries()) {
+      if (pacer.due()) await pacer.yield();
       if (r.dotted_order && r.id) this.checkDottedOrder(r.dotted_order, r.id, ['body', 'post', i, 'dotted_order'], errors);
-    });
-    patches.forEach((p, i) => {
+    }
+    for (const [i, p] of patches.entries()) {
+      if (pacer.due()) await pacer.yield();
       if (p.dotted_order) this.checkDottedOrder(p.dotted_order, p.id, ['body', 'patch', i, 'dotted_order'], errors);
-    });
+    }
     const missing = new Set(ids.size > 0 ? (await this.projects.resolve(identity, { names: [], ids: [...ids] })).missing_ids : []);
     posts.forEach((r, i) => {
       if (r.session_id && missing.has(r.session_id)) errors.push({ loc: ['body', 'post', i, 'session_id'], msg: `Project ${r.session_id} not found`, type: 'value_error' });
@@ -263,8 +267,6 @@ export class IngestService {
       return { trace_id: parent.trace_id, dotted_order: `${parent.dotted_order}.${seg}` };
     };
 
-    // A 25 MB batch is some 20,000 events to build: give the event loop way between slices.
-    const pacer = new EventLoopPacer();
     for (const r of prepared) {
       if (pacer.due()) await pacer.yield();
       const sessionId = this.sessionIdFor(r, resolved.by_name, true);
