@@ -16,7 +16,7 @@ import {
   type StoredRunRow,
 } from './run-row';
 import { INGEST_OPTIONS, type IngestOptions } from './ingest.options';
-import { analyzeLlmRun, warmTokenizer } from '@th/llm';
+import { analyzeLlmRun, warmPriceMatching, warmTokenizer } from '@th/llm';
 import { PriceMapCache, PriceMapRepository } from './price-map/price-map.repository';
 
 type RunsMessage = BusMessage<TopicPayload<'runs'>>;
@@ -95,7 +95,10 @@ export class RunWriterService implements OnApplicationBootstrap {
     if (!this.options.writer) return;
     this.startNewRunFilter();
     // Off the start-up path, but before load arrives in practice: LLM runs without usage need it.
-    setImmediate(() => warmTokenizer()).unref();
+    setImmediate(() => {
+      warmTokenizer();
+      warmPriceMatching();
+    }).unref();
     await this.bus.subscribe(
       TOPICS.runs,
       {

@@ -90,6 +90,11 @@ function regexOf(pattern: string): UserPattern | null {
   return re;
 }
 
+/** Compiles the default table's patterns ahead of the first LLM run (some 30 ms of RE2 compilation). */
+export function warmPriceMatching(): void {
+  for (const e of DEFAULT_PRICE_MAP) regexOf(e.match_pattern);
+}
+
 /** Model names longer than this match no price entry (real names are well under 200 characters). */
 export const MAX_PRICED_MODEL_NAME = 1000;
 
