@@ -74,6 +74,7 @@ describe('fast path for the hot run routes', () => {
       ['POST', `/threads/${thread.thread_id}/runs`, '{"assistant_id": "nope"}', 404],
       ['POST', `/threads/${thread.thread_id}/runs`, '{"input": 1}', 422],
       ['POST', `/threads/${thread.thread_id}/runs`, 'not json', 422],
+      ['POST', `/threads/${thread.thread_id}/runs`, `{"assistant_id": "echo", "input": ${'['.repeat(5_000)}${']'.repeat(5_000)}}`, 422], // json_too_deep
       ['POST', '/threads/not-a-uuid/runs', '{"assistant_id": "echo"}', 422],
       ['POST', '/threads/00000000-0000-4000-8000-000000000000/runs', '{"assistant_id": "echo"}', 404],
       ['GET', `/threads/${thread.thread_id}/runs/00000000-0000-4000-8000-000000000000/join`, undefined, 404],

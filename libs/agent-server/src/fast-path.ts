@@ -1,6 +1,6 @@
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import { Logger, type INestApplication } from '@nestjs/common';
-import { errorResponse, jsonDecodeError } from '@th/platform';
+import { errorResponse, jsonDecodeError, JsonTooDeepError, jsonTooDeepItem, parseClientJson } from '@th/platform';
 import { AGENT_SERVICE } from './agent.controllers';
 import { toRun } from './agent.repository';
 import type { AgentService } from './agent.service';
@@ -84,9 +84,9 @@ function readJson(req: IncomingMessage): Promise<{ ok: true; body: unknown } | {
       const raw = chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks);
       if (raw.length === 0) return resolve({ ok: true, body: undefined });
       try {
-        resolve({ ok: true, body: JSON.parse(raw.toString('utf8')) as unknown });
+        resolve({ ok: true, body: parseClientJson(raw.toString('utf8')) });
       } catch (err) {
-        resolve({ ok: false, error: jsonDecodeError(err) });
+        resolve({ ok: false, error: err instanceof JsonTooDeepError ? { detail: [jsonTooDeepItem(err, ['body', err.position])] } : jsonDecodeError(err) });
       }
     });
   });

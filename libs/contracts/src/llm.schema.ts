@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { timestamp, uuid } from './common.schema';
+import { userPatternProblem } from './user-pattern';
 
 /** The spec's message roles and content item types (LLM run conventions). */
 export const LLM_MESSAGE_ROLES = ['system', 'reasoning', 'user', 'assistant', 'tool'] as const;
@@ -57,20 +58,15 @@ export type LlmView = z.infer<typeof llmViewSchema>;
 /** A price per token must be a finite non-negative number. */
 const price = z.number().finite().nonnegative();
 
-function isValidPattern(p: string): boolean {
-  try {
-    new RegExp(p);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
+/** A regular expression matched against model names by RE2 (linear time); see user-pattern.ts for what is refused. */
 const matchPattern = z
   .string()
   .min(1)
   .max(1000)
-  .refine(isValidPattern, { message: 'match_pattern is not a valid regular expression' });
+  .superRefine((p, ctx) => {
+    const problem = userPatternProblem(p);
+    if (problem) ctx.addIssue({ code: 'custom', message: `match_pattern is ${problem.startsWith('not ') ? problem : `refused: ${problem}`}` });
+  });
 
 export const priceDetailsSchema = z
   .object({

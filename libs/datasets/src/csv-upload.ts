@@ -2,7 +2,7 @@ import { Controller, HttpCode, Post, Req } from '@nestjs/common';
 import { datasetCsvUploadSchema, type Dataset, type DatasetCsvUpload, type ExampleCreate, type Identity, type ValidationErrorItem } from '@th/contracts';
 import { AuditPublisher, TrackedOperation } from '@th/bus';
 import { CurrentIdentity } from '@th/auth';
-import { ValidationFailed, parseOrThrow, type RawBodyRequest, MultipartError, multipartBoundary, parseMultipart, textProblem } from '@th/platform';
+import { ValidationFailed, parseOrThrow, type RawBodyRequest, MultipartError, multipartBoundary, parseMultipartPaced, textProblem } from '@th/platform';
 import { CsvError, parseCsv } from './csv';
 import { DatasetsService } from './datasets.service';
 import { DatasetsStore } from './datasets.store';
@@ -17,12 +17,12 @@ export interface CsvUpload extends DatasetCsvUpload {
 }
 
 /** Reads the multipart form of POST /datasets/upload. */
-export function csvUploadFromMultipart(contentType: string | undefined, raw: Buffer | undefined): CsvUpload {
+export async function csvUploadFromMultipart(contentType: string | undefined, raw: Buffer | undefined): Promise<CsvUpload> {
   const boundary = multipartBoundary(contentType);
   if (!boundary || !raw) throw new ValidationFailed([{ loc: ['body'], msg: 'expected a multipart/form-data body', type: 'value_error' }]);
   let parts;
   try {
-    parts = parseMultipart(raw, boundary);
+    parts = await parseMultipartPaced(raw, boundary);
   } catch (err) {
     if (err instanceof MultipartError) throw new ValidationFailed([{ loc: ['body'], msg: err.message, type: 'value_error' }]);
     throw err;
@@ -94,8 +94,8 @@ export class CsvUploadController {
   @Post('upload')
   @TrackedOperation('create_csv_dataset')
   @HttpCode(200)
-  upload(@CurrentIdentity() identity: Identity, @Req() req: RawBodyRequest): Promise<Dataset> {
-    const upload = csvUploadFromMultipart(req.headers['content-type'], req.rawBody);
+  async upload(@CurrentIdentity() identity: Identity, @Req() req: RawBodyRequest): Promise<Dataset> {
+    const upload = await csvUploadFromMultipart(req.headers['content-type'], req.rawBody);
     if (!upload.name) throw new ValidationFailed([{ loc: ['body', 'name'], msg: 'Field required (or give the file a name)', type: 'missing' }]);
     const name = upload.name;
     const examples = examplesFromCsv(upload);

@@ -3,7 +3,7 @@ import { randomUUID } from 'node:crypto';
 import type { EntityManager } from 'typeorm';
 import type { Dataset, DatasetCreate, DatasetListQuery, DatasetShare, DatasetUpdate, DatasetVersion, Identity } from '@th/contracts';
 import { AuditPublisher } from '@th/bus';
-import { ValidationFailed, conflict, notFound } from '@th/platform';
+import { ValidationFailed, conflict, notFound, parseClientJson } from '@th/platform';
 import { DatasetsStore, EXAMPLE_COLUMNS, type DatasetRow, type ExampleRow } from './datasets.store';
 import { presentDataset } from './present';
 import { ExampleSchemaValidator } from './schema-validator';
@@ -11,7 +11,7 @@ import { ExampleSchemaValidator } from './schema-validator';
 function parseJsonObject(text: string | undefined, loc: (string | number)[]): Record<string, unknown> | undefined {
   if (text === undefined) return undefined;
   try {
-    const v = JSON.parse(text) as unknown;
+    const v = parseClientJson(text);
     if (v !== null && typeof v === 'object' && !Array.isArray(v)) return v as Record<string, unknown>;
   } catch {
     // fall through

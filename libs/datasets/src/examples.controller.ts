@@ -24,7 +24,18 @@ import {
 } from '@th/contracts';
 import { CurrentIdentity, Public } from '@th/auth';
 import { TrackedOperation } from '@th/bus';
-import { ValidationFailed, parseOrThrow, type RawBodyRequest, MultipartError, multipartBoundary, parseMultipart } from '@th/platform';
+import {
+  EventLoopPacer,
+  JsonTooDeepError,
+  jsonTooDeepItem,
+  MultipartError,
+  multipartBoundary,
+  parseClientJson,
+  parseMultipartPaced,
+  parseOrThrow,
+  ValidationFailed,
+  type RawBodyRequest,
+} from '@th/platform';
 import { ExamplesService } from './examples.service';
 import type { AttachmentUpload } from './attachments';
 
@@ -105,12 +116,13 @@ function attachmentMime(partName: string, contentType: string, size: number): st
 }
 
 /** Reads the SDK's multipart examples body: parts `<id>`, `<id>.inputs`, `<id>.outputs`, `<id>.attachments_operations`, `<id>.attachment.<name>`. */
-function examplesFromMultipart(contentType: string | undefined, raw: Buffer | undefined): MultipartExamples {
+async function examplesFromMultipart(contentType: string | undefined, raw: Buffer | undefined): Promise<MultipartExamples> {
   const boundary = multipartBoundary(contentType);
   if (!boundary || !raw) throw new ValidationFailed([{ loc: ['body'], msg: 'expected a multipart/form-data body', type: 'value_error' }]);
+  const pacer = new EventLoopPacer();
   let parts;
   try {
-    parts = parseMultipart(raw, boundary);
+    parts = await parseMultipartPaced(raw, boundary, pacer);
   } catch (err) {
     if (err instanceof MultipartError) throw new ValidationFailed([{ loc: ['body'], msg: err.message, type: 'value_error' }]);
     throw err;
@@ -118,6 +130,7 @@ function examplesFromMultipart(contentType: string | undefined, raw: Buffer | un
   const byId = new Map<string, Record<string, unknown>>();
   const files = new Map<string, AttachmentUpload[]>();
   for (const part of parts) {
+    if (pacer.due()) await pacer.yield();
     const dot = part.name.indexOf('.');
     const id = dot < 0 ? part.name : part.name.slice(0, dot);
     const field = dot < 0 ? '' : part.name.slice(dot + 1);
@@ -136,8 +149,9 @@ function examplesFromMultipart(contentType: string | undefined, raw: Buffer | un
     }
     let value: unknown;
     try {
-      value = JSON.parse(part.data.toString('utf8'));
+      value = parseClientJson(part.data.toString('utf8'));
     } catch (err) {
+      if (err instanceof JsonTooDeepError) throw new ValidationFailed([jsonTooDeepItem(err, ['body', part.name])]);
       throw new ValidationFailed([{ loc: ['body', part.name], msg: `JSON decode error: ${(err as Error).message}`, type: 'json_invalid' }]);
     }
     const entry = byId.get(id) ?? {};
@@ -161,7 +175,7 @@ export class PlatformExamplesController {
   @HttpCode(201)
   async create(@CurrentIdentity() identity: Identity, @Param() params: unknown, @Req() req: RawBodyRequest): Promise<ExampleBulkResult> {
     const { dataset_id } = parseOrThrow(datasetIdParamSchema, params, ['path']);
-    const { byId, files } = examplesFromMultipart(req.headers['content-type'], req.rawBody);
+    const { byId, files } = await examplesFromMultipart(req.headers['content-type'], req.rawBody);
     const list: ExampleCreate[] = [...byId].map(([id, e]) => parseOrThrow(exampleCreateSchema, { ...e, id }, ['body', id]));
     const uploads = list.map((e) => files.get(e.id as string) ?? []);
     const created = await this.examples.createMany(identity, dataset_id, list, { locOf: (i) => ['body', list[i].id as string], uploads });
@@ -172,7 +186,7 @@ export class PlatformExamplesController {
   @TrackedOperation('update_examples')
   async update(@CurrentIdentity() identity: Identity, @Param() params: unknown, @Req() req: RawBodyRequest): Promise<ExampleBulkResult> {
     const { dataset_id } = parseOrThrow(datasetIdParamSchema, params, ['path']);
-    const { byId, files } = examplesFromMultipart(req.headers['content-type'], req.rawBody);
+    const { byId, files } = await examplesFromMultipart(req.headers['content-type'], req.rawBody);
     const list: ExampleUpdateWithId[] = [...byId].map(([id, e]) => parseOrThrow(exampleUpdateWithIdSchema, { ...e, id }, ['body', id]));
     const uploads = list.map((e) => files.get(e.id) ?? []);
     const updated = await this.examples.updateMany(identity, list, dataset_id, { uploads, locOf: (i) => ['body', list[i].id] });

@@ -1,4 +1,5 @@
 import { isCanonicalIsoInRange, microsToIso, toEpochMicros, type RunBatch, type RunCreate, type RunUpdate } from '@th/contracts';
+import { EventLoopPacer } from '@th/platform';
 
 /**
  * A hand-written fast path for the common shapes of run bodies (what the SDKs send): it accepts
@@ -113,8 +114,8 @@ export function fastRunUpdateWithId(raw: unknown): (RunUpdate & { id: string }) 
   return run(raw, false, true) as (RunUpdate & { id: string }) | null;
 }
 
-/** runBatchSchema's result for a common-shape body, else null (use zod). */
-export function fastRunBatch(body: unknown): RunBatch | null {
+/** Checks a batch's runs one at a time (a step each); returns what fastRunBatch does. */
+function* batchSteps(body: unknown): Generator<void, RunBatch | null> {
   if (!isObject(body)) return null;
   const { post: rawPost, patch: rawPatch } = body;
   if ((rawPost !== undefined && !Array.isArray(rawPost)) || (rawPatch !== undefined && !Array.isArray(rawPatch))) return null;
@@ -124,11 +125,32 @@ export function fastRunBatch(body: unknown): RunBatch | null {
     const v = fastRunCreate(r);
     if (!v) return null;
     post.push(v);
+    yield;
   }
   for (const r of rawPatch ?? []) {
     const v = fastRunUpdateWithId(r);
     if (!v) return null;
     patch.push(v);
+    yield;
   }
   return { post, patch } as RunBatch;
+}
+
+/** runBatchSchema's result for a common-shape body, else null (use zod). */
+export function fastRunBatch(body: unknown): RunBatch | null {
+  const steps = batchSteps(body);
+  for (;;) {
+    const step = steps.next();
+    if (step.done) return step.value;
+  }
+}
+
+/** fastRunBatch, giving the event loop way between slices (a 25 MB batch is some 20,000 runs to check). */
+export async function fastRunBatchPaced(body: unknown, pacer = new EventLoopPacer()): Promise<RunBatch | null> {
+  const steps = batchSteps(body);
+  for (;;) {
+    const step = steps.next();
+    if (step.done) return step.value;
+    if (pacer.due()) await pacer.yield();
+  }
 }

@@ -4,7 +4,7 @@ import { runBatchSchema, runCreateSchema, runIdParamSchema, runUpdateSchema } fr
 import { CurrentIdentity } from '@th/auth';
 import { parseOrThrow, type RawBodyRequest } from '@th/platform';
 import { IngestService } from './ingest.service';
-import { fastRunBatch, fastRunCreate } from './fast-validate';
+import { fastRunBatchPaced, fastRunCreate } from './fast-validate';
 
 /**
  * Once its runs are stored, the parsed batch body (still referenced by the request until the response
@@ -38,7 +38,7 @@ export class IngestController {
   @HttpCode(202)
   async batch(@CurrentIdentity() identity: Identity, @Body() body: unknown): Promise<Record<string, never>> {
     // The hand-written check covers the common shapes; zod decides (and reports 422 locations) for the rest.
-    const batch = fastRunBatch(body) ?? parseOrThrow(runBatchSchema, body, ['body'], RUN_TEXT);
+    const batch = (await fastRunBatchPaced(body)) ?? parseOrThrow(runBatchSchema, body, ['body'], RUN_TEXT);
     await this.ingest.ingest(identity, batch.post, batch.patch);
     releaseRuns(body);
     return {};

@@ -16,7 +16,20 @@ import {
 } from '@th/contracts';
 import { EventBus, type OutgoingMessage } from '@th/bus';
 import { byIdsCondition, ClickHouse, RUNS_BY_ID } from '@th/clickhouse';
-import { DomainError, ErrorCode, ValidationFailed, storableValueProblems, toValidationErrors, multipartBoundary, parseMultipart, MultipartError } from '@th/platform';
+import {
+  DomainError,
+  ErrorCode,
+  EventLoopPacer,
+  JsonTooDeepError,
+  jsonTooDeepItem,
+  MultipartError,
+  multipartBoundary,
+  parseClientJson,
+  parseMultipartPaced,
+  storableValueProblems,
+  toValidationErrors,
+  ValidationFailed,
+} from '@th/platform';
 import { dottedSegment, parseDottedOrder } from './run-merge';
 import { ProjectDirectory } from './project-directory';
 import { INGEST_OPTIONS, type IngestOptions } from './ingest.options';
@@ -39,15 +52,21 @@ const EVENT_FIELDS = [
 const EVENT_FIELD_SET: ReadonlySet<string> = new Set(EVENT_FIELDS);
 const RUN_SPLIT_FIELDS = new Set(['inputs', 'outputs', 'events', 'extra', 'error', 'serialized']);
 
+/** A part's JSON value, or undefined with the error recorded (invalid, or nested deeper than MAX_JSON_DEPTH). */
+function partJson(name: string, data: Buffer, errors: ValidationErrorItem[]): unknown {
+  try {
+    return parseClientJson(data.toString('utf8'));
+  } catch (err) {
+    if (err instanceof JsonTooDeepError) errors.push(jsonTooDeepItem(err, ['body', name]));
+    else errors.push({ loc: ['body', name], msg: `JSON decode error: ${(err as Error).message}`, type: 'json_invalid' });
+    return undefined;
+  }
+}
+
 /** A `feedback.<id>` part: the feedback object (feedback_config enforced), its id from the body or the name. */
 function parseFeedbackPart(name: string, id: string, data: Buffer, errors: ValidationErrorItem[]): (FeedbackCreate & { id: string }) | null {
-  let value: unknown;
-  try {
-    value = JSON.parse(data.toString('utf8'));
-  } catch (err) {
-    errors.push({ loc: ['body', name], msg: `JSON decode error: ${(err as Error).message}`, type: 'json_invalid' });
-    return null;
-  }
+  const value = partJson(name, data, errors);
+  if (value === undefined) return null;
   if (typeof value !== 'object' || value === null || Array.isArray(value)) {
     errors.push({ loc: ['body', name], msg: 'Input should be an object', type: 'dict_type' });
     return null;
@@ -101,9 +120,11 @@ export class IngestService {
     if (!boundary) {
       throw new DomainError(ErrorCode.UnsupportedMediaType, 'Expected a multipart/form-data body with a boundary');
     }
+    // One pacer for the whole request: parsing and checking a 25 MB body of small parts takes several slices.
+    const pacer = new EventLoopPacer();
     let parts;
     try {
-      parts = parseMultipart(body ?? Buffer.alloc(0), boundary);
+      parts = await parseMultipartPaced(body ?? Buffer.alloc(0), boundary, pacer);
     } catch (err) {
       if (err instanceof MultipartError) throw new ValidationFailed([{ loc: ['body'], msg: err.message, type: 'value_error' }]);
       throw err;
@@ -113,16 +134,12 @@ export class IngestService {
     const feedback: (FeedbackCreate & { id: string })[] = [];
     const errors: ValidationErrorItem[] = [];
     for (const part of parts) {
+      if (pacer.due()) await pacer.yield();
       const segs = part.name.split('.');
       const [kind, id] = segs;
       if ((kind === 'post' || kind === 'patch') && id && segs.length <= 3) {
-        let value: unknown;
-        try {
-          value = JSON.parse(part.data.toString('utf8'));
-        } catch (err) {
-          errors.push({ loc: ['body', part.name], msg: `JSON decode error: ${(err as Error).message}`, type: 'json_invalid' });
-          continue;
-        }
+        const value = partJson(part.name, part.data, errors);
+        if (value === undefined) continue;
         const target = ops[kind].get(id) ?? {};
         ops[kind].set(id, target);
         if (segs.length === 2) {
@@ -151,6 +168,7 @@ export class IngestService {
     const posts: RunCreate[] = [];
     const patches: PatchWithId[] = [];
     for (const [id, raw] of ops.post) {
+      if (pacer.due()) await pacer.yield();
       const fast = fastRunCreate({ ...raw, id });
       if (fast) {
         posts.push(fast);
@@ -161,6 +179,7 @@ export class IngestService {
       else errors.push(...toValidationErrors(r.error, ['body', `post.${id}`]));
     }
     for (const [id, raw] of ops.patch) {
+      if (pacer.due()) await pacer.yield();
       const fast = fastRunUpdateWithId({ ...raw, id });
       if (fast) {
         patches.push(fast);
@@ -213,12 +232,16 @@ export class IngestService {
       if (n) names.add(n);
     });
     // Everything that can be checked without writing is checked first: a rejected batch creates nothing.
-    posts.forEach((r, i) => {
+    // A 25 MB batch is some 20,000 runs to check and build events for: give the event loop way between slices.
+    const pacer = new EventLoopPacer();
+    for (const [i, r] of posts.entries()) {
+      if (pacer.due()) await pacer.yield();
       if (r.dotted_order && r.id) this.checkDottedOrder(r.dotted_order, r.id, ['body', 'post', i, 'dotted_order'], errors);
-    });
-    patches.forEach((p, i) => {
+    }
+    for (const [i, p] of patches.entries()) {
+      if (pacer.due()) await pacer.yield();
       if (p.dotted_order) this.checkDottedOrder(p.dotted_order, p.id, ['body', 'patch', i, 'dotted_order'], errors);
-    });
+    }
     const missing = new Set(ids.size > 0 ? (await this.projects.resolve(identity, { names: [], ids: [...ids] })).missing_ids : []);
     posts.forEach((r, i) => {
       if (r.session_id && missing.has(r.session_id)) errors.push({ loc: ['body', 'post', i, 'session_id'], msg: `Project ${r.session_id} not found`, type: 'value_error' });
@@ -251,18 +274,20 @@ export class IngestService {
       return { trace_id: parent.trace_id, dotted_order: `${parent.dotted_order}.${seg}` };
     };
 
-    prepared.forEach((r, i) => {
+    for (const r of prepared) {
+      if (pacer.due()) await pacer.yield();
       const sessionId = this.sessionIdFor(r, resolved.by_name, true);
       const { trace_id, dotted_order } = orderOf(r);
       messages.push(this.event('post', tenant, r.id, trace_id, r, received, attachments.get(r.id), sessionId, trace_id, dotted_order));
-    });
+    }
     const patchTraceLookups = patches.filter((p) => !p.trace_id && !p.dotted_order).map((p) => p.id);
     const patchTraces = await this.lookupRuns(tenant, patchTraceLookups);
-    patches.forEach((p) => {
+    for (const p of patches) {
+      if (pacer.due()) await pacer.yield();
       const sessionId = this.sessionIdFor(p, resolved.by_name, false);
       const trace = p.trace_id ?? (p.dotted_order ? parseDottedOrder(p.dotted_order)?.ids[0] : undefined) ?? patchTraces.get(p.id)?.trace_id;
       messages.push(this.event('patch', tenant, p.id, trace ?? p.id, p, received, attachments.get(p.id), sessionId));
-    });
+    }
     return messages;
   }
 

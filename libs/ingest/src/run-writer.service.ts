@@ -2,6 +2,7 @@ import { Inject, Injectable, Logger, OnApplicationBootstrap } from '@nestjs/comm
 import { TOPICS, type ModelPriceMap, type RunControlEvent, type RunEvent, type TopicPayload } from '@th/contracts';
 import { EventBus, type BatchHooks, type BusMessage, type Rejection } from '@th/bus';
 import { byIdsCondition, ClickHouse, RUNS_BY_ID } from '@th/clickhouse';
+import { EventLoopPacer } from '@th/platform';
 import { DEFAULT_GROUP_INSERT_OPTIONS, GroupInsert } from './group-insert';
 import { RunCache } from './run-cache';
 import { NewRunFilter } from './new-run-filter';
@@ -15,7 +16,7 @@ import {
   type StoredRunRow,
 } from './run-row';
 import { INGEST_OPTIONS, type IngestOptions } from './ingest.options';
-import { analyzeLlmRun, warmTokenizer } from '@th/llm';
+import { analyzeLlmRun, warmPriceMatching, warmTokenizer } from '@th/llm';
 import { PriceMapCache, PriceMapRepository } from './price-map/price-map.repository';
 
 type RunsMessage = BusMessage<TopicPayload<'runs'>>;
@@ -43,6 +44,22 @@ export function nextVersion(): number {
  * The writer role of ingest: consumes run events in batches, merges every POST and PATCH of a run
  * with what is already stored, writes whole rows to ClickHouse, and only then lets the bus commit.
  */
+/** Runs merged (and encoded) between two checks of the event-loop pacer. */
+const MERGE_SLICE = 256;
+
+/** The entries of `map` in maps of at most `size`, in order. */
+function* slices<K, V>(map: Map<K, V>, size: number): Generator<Map<K, V>> {
+  let slice = new Map<K, V>();
+  for (const [k, v] of map) {
+    slice.set(k, v);
+    if (slice.size >= size) {
+      yield slice;
+      slice = new Map<K, V>();
+    }
+  }
+  if (slice.size > 0) yield slice;
+}
+
 @Injectable()
 export class RunWriterService implements OnApplicationBootstrap {
   private readonly logger = new Logger('run-writer');
@@ -78,7 +95,10 @@ export class RunWriterService implements OnApplicationBootstrap {
     if (!this.options.writer) return;
     this.startNewRunFilter();
     // Off the start-up path, but before load arrives in practice: LLM runs without usage need it.
-    setImmediate(() => warmTokenizer()).unref();
+    setImmediate(() => {
+      warmTokenizer();
+      warmPriceMatching();
+    }).unref();
     await this.bus.subscribe(
       TOPICS.runs,
       {
@@ -130,7 +150,10 @@ export class RunWriterService implements OnApplicationBootstrap {
     byRun.forEach((list, k) => unknown(k, list) && requested.push(k));
     // From here until its merge, a newer state another batch writes of a run this batch reads back must stay in memory.
     for (const k of requested) this.pinned.set(k, (this.pinned.get(k) ?? 0) + 1);
-    let merged: Awaited<ReturnType<RunWriterService['merge']>>;
+    // A large batch (a 25 MB request is some 20,000 events) is merged, derived and encoded in slices that give
+    // the event loop way in between (the standalone service serves requests on the same loop).
+    const pacer = new EventLoopPacer();
+    let merged: Awaited<ReturnType<RunWriterService['merge']>> = [];
     try {
       const looked = await this.loadStates(requested);
       merged = await this.serialized(async () => {
@@ -138,17 +161,22 @@ export class RunWriterService implements OnApplicationBootstrap {
         // landed (see releaseFinished), or pushed out (the cache is bounded). Read it back now, inside
         // the merge lock, rather than merge into an empty state and overwrite its stored row. (Runs this
         // batch did look up are pinned instead.) Runs can leave the cache during that read too, so the
-        // check is made again after every read: the merge itself (synchronous) starts right after a
-        // check that found every run of the batch in memory or read back.
+        // check is made again after every read: the merge of each slice (synchronous) starts right after a
+        // check that found every run of the slice in memory or read back.
         const asked = new Set(requested);
-        for (;;) {
-          const pushedOut: string[] = [];
-          byRun.forEach((list, k) => !asked.has(k) && unknown(k, list) && pushedOut.push(k));
-          if (pushedOut.length === 0) break;
-          for (const k of pushedOut) asked.add(k);
-          for (const [k, run] of await this.loadStates(pushedOut)) looked.set(k, run);
+        const out: Awaited<ReturnType<RunWriterService['merge']>> = [];
+        for (const slice of slices(byRun, MERGE_SLICE)) {
+          for (;;) {
+            const pushedOut: string[] = [];
+            slice.forEach((list, k) => !asked.has(k) && unknown(k, list) && pushedOut.push(k));
+            if (pushedOut.length === 0) break;
+            for (const k of pushedOut) asked.add(k);
+            for (const [k, run] of await this.loadStates(pushedOut)) looked.set(k, run);
+          }
+          for (const m of this.merge(slice, looked, rejected)) out.push(m);
+          if (pacer.due()) await pacer.yield();
         }
-        return this.merge(byRun, looked, rejected);
+        return out;
       });
     } finally {
       for (const k of requested) {
@@ -157,28 +185,34 @@ export class RunWriterService implements OnApplicationBootstrap {
         else this.pinned.delete(k);
       }
     }
-    const llm = await this.deriveLlm(merged, prices, llmTenants);
+    const llm = await this.deriveLlm(merged, prices, llmTenants, pacer);
     // The batch's rows, encoded straight into the next insert's body (RowBinary): no row strings to
-    // keep alive until the insert is done.
-    const attachmentLines: string[] = [];
-    const landed = this.rows.write((w) => {
-      for (const m of merged) {
-        const mark = w.mark();
-        try {
-          const key = encodeRunRow(w, m.run, m.run.version, m.receivedAt, m.computed, llm.get(m.run) ?? null);
-          // Every version (and delete marker) also lands in runs_by_id, through its view (migration 0014).
-          for (const old of m.oldKeys) if (old !== key) encodeTombstone(w, m.run.tenant_id, m.run.id, old, m.run.version);
-          attachmentLines.push(...m.attachmentLines);
-        } catch (err) {
-          w.rewind(mark);
-          for (const msg of m.events) rejected.push({ message: msg, reason: `serialize failed: ${(err as Error).message}` });
+    // keep alive until the insert is done. One write per slice; the batch is done when every slice has landed.
+    const writes: Promise<void>[] = [];
+    for (let i = 0; i < merged.length; i += MERGE_SLICE) {
+      if (i > 0 && pacer.due()) await pacer.yield();
+      const attachmentLines: string[] = [];
+      const landed = this.rows.write((w) => {
+        for (const m of merged.slice(i, i + MERGE_SLICE)) {
+          const mark = w.mark();
+          try {
+            const key = encodeRunRow(w, m.run, m.run.version, m.receivedAt, m.computed, llm.get(m.run) ?? null);
+            // Every version (and delete marker) also lands in runs_by_id, through its view (migration 0014).
+            for (const old of m.oldKeys) if (old !== key) encodeTombstone(w, m.run.tenant_id, m.run.id, old, m.run.version);
+            attachmentLines.push(...m.attachmentLines);
+          } catch (err) {
+            w.rewind(mark);
+            for (const msg of m.events) rejected.push({ message: msg, reason: `serialize failed: ${(err as Error).message}` });
+          }
         }
-      }
-    }, attachmentLines);
+      }, attachmentLines);
+      landed.catch(() => undefined); // awaited below, with the others
+      writes.push(landed);
+    }
     // The next batch's merge and rows may be built while these rows are written.
     hooks?.writing();
     try {
-      await landed;
+      await Promise.all(writes);
     } catch (err) {
       // The cache already holds these versions: forget them, so the retry merges from what ClickHouse has.
       for (const m of merged) this.cache.delete(RunCache.key(m.run.tenant_id, m.run.id));
@@ -222,6 +256,7 @@ export class RunWriterService implements OnApplicationBootstrap {
     merged: { run: MergedRun; computed: ComputedRun }[],
     early: Promise<Map<string, ModelPriceMap[]>> | null,
     earlyTenants: Set<string>,
+    pacer: EventLoopPacer,
   ): Promise<Map<MergedRun, object>> {
     const out = new Map<MergedRun, object>();
     const llmRuns = merged.filter((m) => m.run.fields.run_type === 'llm');
@@ -230,6 +265,7 @@ export class RunWriterService implements OnApplicationBootstrap {
     // An LLM run whose type came from its stored row may belong to a tenant not read early.
     const prices = early && tenants.every((t) => earlyTenants.has(t)) ? await early : await this.prices.listForTenants(tenants);
     for (const { run, computed } of llmRuns) {
+      if (pacer.due()) await pacer.yield();
       const f = run.fields;
       try {
         const a = analyzeLlmRun({ inputs: f.inputs, outputs: f.outputs, extra: f.extra, start_time: computed.start_time }, prices.get(run.tenant_id) ?? []);

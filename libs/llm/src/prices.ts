@@ -1,4 +1,4 @@
-import type { ModelPriceMap } from '@th/contracts';
+import { compileUserPattern, type ModelPriceMap, type UserPattern } from '@th/contracts';
 import type { Usage } from './usage';
 
 /** The fields of a price map entry cost computation needs. */
@@ -73,12 +73,14 @@ export const DEFAULT_PRICE_MAP: ModelPriceMap[] = DEFAULTS.map((r, i) => ({
   modified_at: null,
 }));
 
-const regexCache = new Map<string, RegExp | null>();
-function regexOf(pattern: string): RegExp | null {
+// Patterns are the workspace's own (and entries stored before patterns were checked for RE2): run in RE2, and an
+// entry whose pattern RE2 refuses matches nothing.
+const regexCache = new Map<string, UserPattern | null>();
+function regexOf(pattern: string): UserPattern | null {
   let re = regexCache.get(pattern);
   if (re === undefined) {
     try {
-      re = new RegExp(pattern);
+      re = compileUserPattern(pattern);
     } catch {
       re = null;
     }
@@ -88,6 +90,14 @@ function regexOf(pattern: string): RegExp | null {
   return re;
 }
 
+/** Compiles the default table's patterns ahead of the first LLM run (some 30 ms of RE2 compilation). */
+export function warmPriceMatching(): void {
+  for (const e of DEFAULT_PRICE_MAP) regexOf(e.match_pattern);
+}
+
+/** Model names longer than this match no price entry (real names are well under 200 characters). */
+export const MAX_PRICED_MODEL_NAME = 1000;
+
 /** Providers name themselves differently across SDKs; compare loosely. */
 const providerKey = (p: string): string => p.toLowerCase().replace(/[^a-z]/g, '').replace(/^google(genai|vertexai|ai)?$/, 'google').replace(/^azureopenai$/, 'openai');
 
@@ -96,7 +106,8 @@ const providerKey = (p: string): string => p.toLowerCase().replace(/[^a-z]/g, ''
  * then the default table. An entry with a provider matches only runs of that provider (or of none).
  */
 export function matchPrice(entries: readonly PriceEntry[], model: string | null, provider: string | null, runStartIso?: string): PriceEntry | null {
-  if (!model) return null;
+  // Linear is not free: a model "name" of megabytes against every entry would still hold the writer's loop.
+  if (!model || model.length > MAX_PRICED_MODEL_NAME) return null;
   let best: PriceEntry | null = null;
   for (const e of entries) {
     if (e.start_time && runStartIso && e.start_time > runStartIso) continue;

@@ -10,3 +10,5 @@ export * from './multipart';
 export * from './secret-cipher';
 export * from './url-credentials';
 export * from './outbound-policy';
+export * from './pacer';
+export * from './json-depth';

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { ValidationFailed } from './errors';
-import { MAX_JSON_DEPTH, parseOrThrow, storableValueProblems, textProblem } from './validation';
+import { MAX_JSON_DEPTH } from './json-depth';
+import { parseOrThrow, storableValueProblems, textProblem } from './validation';
 
 const nest = (n: number): unknown => {
   let v: unknown = 1;

@@ -1,6 +1,7 @@
 import type { z } from 'zod';
 import type { ValidationErrorItem } from '@th/contracts';
 import { ValidationFailed } from './errors';
+import { MAX_JSON_DEPTH } from './json-depth';
 
 /** Maps zod issues to the spec's ValidationError items ({loc, msg, type}). */
 export function toValidationErrors(error: z.ZodError, root: (string | number)[]): ValidationErrorItem[] {
@@ -32,11 +33,6 @@ function issueType(issue: z.core.$ZodIssue): string {
   }
 }
 
-/**
- * How deeply a request value may nest (objects and arrays). JSON.stringify, PostgreSQL's jsonb and
- * ClickHouse's JSON reader all fail on a few thousand levels; no client sends more than a few dozen.
- */
-export const MAX_JSON_DEPTH = 200;
 /** A value with many bad strings is answered with the first few, not one item per string. */
 const MAX_TEXT_PROBLEMS = 20;
 

@@ -68,6 +68,8 @@ export function decodeOtlpProtobuf(body: Buffer): OtlpTraceRequest {
   const { request } = otlpTypes();
   let msg: Obj;
   try {
+    // protobufjs refuses messages nested past 100 levels (Reader.recursionLimit): an attribute value (three
+    // messages a level) nests some 33 levels at most, well inside MAX_JSON_DEPTH.
     msg = request.decode(body) as unknown as Obj;
   } catch (err) {
     throw new ValidationFailed([{ loc: ['body'], msg: `Malformed OTLP protobuf (ExportTraceServiceRequest): ${(err as Error).message}`, type: 'value_error' }]);

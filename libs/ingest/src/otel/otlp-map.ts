@@ -1,4 +1,5 @@
 import { microsToIso, type OtlpAnyValue, type OtlpKeyValue, type OtlpTraceRequest, type RunCreate } from '@th/contracts';
+import { parseClientJson } from '@th/platform';
 import { parseDottedOrder } from '../run-merge';
 
 type Obj = Record<string, unknown>;
@@ -45,10 +46,11 @@ function nanosToIso(ns: string | number | undefined): string | undefined {
   return microsToIso(Number(big / 1000n));
 }
 
+/** A string attribute holding JSON, parsed; one that is not JSON (or nests past MAX_JSON_DEPTH) stays a string. */
 function parseJson(v: unknown): unknown {
   if (typeof v !== 'string') return v;
   try {
-    return JSON.parse(v);
+    return parseClientJson(v);
   } catch {
     return v;
   }
