@@ -188,14 +188,17 @@ describe('bad input through the standalone service', () => {
     const run = await newRun();
     const ds = await newDataset();
     const name = `deep-${randomUUID()}`;
-    const tooDeep = async (res: Response, field: string) => {
-      const body = await json<{ detail: { loc: (string | number)[]; type: string }[] }>(res, 422);
+    // The body reader refuses the text before it is parsed: loc names the offset of the bracket past the bound.
+    const tooDeep = async (path: string, raw: string, field: string) => {
+      const body = await json<{ detail: { loc: (string | number)[]; type: string }[] }>(await postRaw(path, raw), 422);
       expect(body.detail[0].type).toBe('json_too_deep');
-      expect(body.detail[0].loc.slice(0, 3)).toEqual(['body', field, 'a']);
+      const [where, offset] = body.detail[0].loc;
+      expect(where).toBe('body');
+      expect(offset).toBeGreaterThan(raw.indexOf(`"${field}":`));
     };
-    await tooDeep(await postRaw('/api/v1/feedback', `{"run_id":"${run}","key":"k","correction":${deep(5000)}}`), 'correction');
-    await tooDeep(await postRaw('/api/v1/datasets', `{"name":"${name}","extra":${deep(5000)}}`), 'extra');
-    await tooDeep(await postRaw('/api/v1/examples', `{"dataset_id":"${ds}","inputs":${deep(5000)}}`), 'inputs');
+    await tooDeep('/api/v1/feedback', `{"run_id":"${run}","key":"k","correction":${deep(5000)}}`, 'correction');
+    await tooDeep('/api/v1/datasets', `{"name":"${name}","extra":${deep(5000)}}`, 'extra');
+    await tooDeep('/api/v1/examples', `{"dataset_id":"${ds}","inputs":${deep(5000)}}`, 'inputs');
     expect(await feedbackOf(run)).toBe(0);
     expect(await datasetNamed(name)).toBe(0);
     expect(await examplesOf(ds)).toBe(0);
