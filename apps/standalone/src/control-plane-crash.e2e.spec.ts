@@ -1,6 +1,6 @@
 import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createTestDatabase, freePort, startAppProcess, type AppProcess } from '@th/testing';
@@ -21,6 +21,7 @@ describe('control plane: a crash mid-rollout resumes after restart', () => {
   let proc: AppProcess | null = null;
   const dataDir = mkdtempSync(join(tmpdir(), 'cp-crash-'));
   const repo = mkdtempSync(join(tmpdir(), 'cp-crash-git-'));
+  chmodSync(repo, 0o755); // cloned inside the sandbox, as its unprivileged user
   const key = `th_test_${randomBytes(12).toString('hex')}`;
   let env: Record<string, string>;
   let port: number;
