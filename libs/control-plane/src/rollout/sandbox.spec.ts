@@ -1,4 +1,5 @@
-import { chmodSync, chownSync, mkdirSync, mkdtempSync, readdirSync, readlinkSync, rmSync, writeFileSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { chmodSync, chownSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Sandbox, stopSandboxed, type SandboxJob } from './sandbox';
@@ -114,4 +115,31 @@ describe('Sandbox (bubblewrap)', () => {
     for (let i = 0; i < 40 && inNamespace(ns).length > 0; i++) await new Promise((r) => setTimeout(r, 50)); // zombies reaped by init
     expect(inNamespace(ns)).toEqual([]);
   });
+
+  it('a control plane killed while its sandboxes start leaves no tenant code running (compiled: npm run build first)', async () => {
+    // The compiled Sandbox in a child node process that kills itself 0-19 ms after starting a sandbox.
+    const marker = `31.${Date.now() % 100000}`;
+    const script = `
+      const { Sandbox } = require(${JSON.stringify(join(__dirname, '..', '..', '..', '..', 'dist', 'libs', 'control-plane', 'src', 'rollout', 'sandbox.js'))});
+      const sb = new Sandbox({ mode: 'bwrap', uid: ${UID}, gid: ${UID}, readOnlyPaths: [] });
+      const job = { appDir: ${JSON.stringify(app)}, homeDir: ${JSON.stringify(home)} };
+      sb.spawn({ argv: ['sleep', '${marker}'], ...job, cwd: job.appDir, env: sb.baseEnv(job, {}), output: 'ignore' });
+      setTimeout(() => process.kill(process.pid, 'SIGKILL'), Number(process.argv[1]));`;
+    for (let delay = 0; delay < 20; delay++) spawnSync(process.execPath, ['-e', script, String(delay)], { stdio: 'ignore', timeout: 10_000 });
+    await new Promise((r) => setTimeout(r, 1500));
+    const withMarker = (pred: (argv: string[]) => boolean) =>
+      readdirSync('/proc').filter((p) => /^\d+$/.test(p) && (() => {
+        try {
+          const argv = readFileSync(`/proc/${p}/cmdline`, 'utf8').split('\0');
+          return argv.includes(marker) && pred(argv) && !readFileSync(`/proc/${p}/stat`, 'utf8').includes(') Z ');
+        } catch {
+          return false;
+        }
+      })());
+    const running = withMarker((argv) => argv[0] === 'sleep');
+    // bwrap's --disable-userns can leave a bwrap waiting forever for a child that never ran: no tenant code, but a process.
+    for (const pid of withMarker((argv) => argv[0].endsWith('bwrap'))) process.kill(Number(pid), 'SIGKILL');
+    expect(running).toEqual([]);
+  });
 });
+

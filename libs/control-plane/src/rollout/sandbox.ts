@@ -1,6 +1,7 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { chmodSync, existsSync, lchownSync, lstatSync, readdirSync, realpathSync } from 'node:fs';
 import { dirname, join, relative } from 'node:path';
+import type { Duplex } from 'node:stream';
 
 /** bwrap: tenant code in namespaces as an unprivileged user; unsafe-none: as the service's own user (an operator's explicit choice). */
 export const SANDBOX_MODES = ['bwrap', 'unsafe-none'] as const;
@@ -81,8 +82,8 @@ export class Sandbox {
   private probe(): string | null {
     if (process.platform !== 'linux') return `bubblewrap needs Linux (this is ${process.platform})`;
     const launcher = this.launcher();
-    const missing = launcher.filter((c) => c.startsWith('/') === false && !c.startsWith('-'));
-    if (missing.length) return `${missing.join(' and ')} not found (install the bubblewrap package${this.asRoot ? ' and util-linux' : ''})`;
+    const missing = [launcher[0], launcher[launcher.length - 1]].filter((c) => !c.startsWith('/'));
+    if (missing.length) return `${missing.join(' and ')} not found (install the bubblewrap and util-linux packages)`;
     const r = spawnSync(launcher[0], [...launcher.slice(1), ...this.bwrapArgs([], '/', false), '/bin/true'], { env: { PATH }, encoding: 'utf8', timeout: 10_000 });
     if (r.error) return `bubblewrap could not start (${(r.error as NodeJS.ErrnoException).code ?? r.error.message})`;
     if (r.status !== 0) return `bubblewrap could not create a sandbox: ${(r.stderr || `exit code ${String(r.status)}`).trim().slice(0, 300)}`;
@@ -93,10 +94,14 @@ export class Sandbox {
     return process.getuid?.() === 0;
   }
 
-  /** As root, bwrap itself runs as the unprivileged user: the whole tree has that uid on the host. */
+  /**
+   * setpriv arms a parent-death signal on bwrap (and, as root, drops to the unprivileged user first: the whole tree
+   * has that uid on the host). A control plane that died before the signal was armed is caught by the shell between
+   * them: its parent is no longer the control plane's pid, so bwrap never starts.
+   */
   private launcher(): string[] {
-    if (!this.asRoot) return [which('bwrap')];
-    return [which('setpriv'), `--reuid=${this.opts.uid}`, `--regid=${this.opts.gid}`, '--clear-groups', '--inh-caps=-all', '--bounding-set=-all', '--pdeathsig=SIGKILL', which('bwrap')];
+    const drop = this.asRoot ? [`--reuid=${this.opts.uid}`, `--regid=${this.opts.gid}`, '--clear-groups', '--inh-caps=-all', '--bounding-set=-all'] : [];
+    return [which('setpriv'), ...drop, '--pdeathsig=SIGKILL', '/bin/sh', '-c', 'test "$PPID" = "$0" && exec "$@"', String(process.pid), which('bwrap')];
   }
 
   /** The path a host path inside the revision's folders has in the sandbox. */
@@ -161,22 +166,34 @@ export class Sandbox {
     const child = spawn(launcher[0], [...launcher.slice(1), ...this.bwrapArgs(binds, this.inside(job, job.cwd)), '/bin/bash', '-c', LOAD_ENV, 'sandbox', ...job.argv], {
       // Nothing of the job's environment reaches setpriv or bwrap (LD_PRELOAD there would run outside the sandbox).
       env: { PATH },
-      // 0-2: standard streams; 3: bwrap's info (the command's pid); 4: the command's environment.
+      // 0-2: standard streams; 3: bwrap's info (the command's pid); 4: the command's environment and start handshake.
       stdio: [...stdio, 'pipe', 'pipe'],
     });
-    const envPipe = child.stdio[4] as NodeJS.WritableStream | null;
-    envPipe?.on('error', () => undefined); // the sandbox failed to start: its exit says why
-    envPipe?.end(shellExports(job.env));
+    const control = child.stdio[4] as Duplex | null;
+    if (control) {
+      control.on('error', () => undefined); // the sandbox failed to start: its exit says why
+      control.write(shellExports(job.env) + '\0');
+      control.once('data', () => control.end('go\n'));
+    }
     return { child, commandPid: commandPidOf(child), exited: exitOf(child) };
   }
 }
 
 /**
- * The sandbox's first command (bash: dash cannot name descriptors above 9): closes every descriptor the service
- * may have inherited from its own parent, reads its environment from descriptor 4 (not from the command line,
- * which ps shows to every host user), then becomes the command.
+ * The sandbox's first command (bash: dash can neither name descriptors above 9 nor read up to a NUL). It closes
+ * every descriptor the service may have inherited from its own parent; reads its environment from descriptor 4
+ * (not from the command line, which ps shows to every host user); then asks the control plane, through the same
+ * descriptor, whether it is still alive. Its answer comes after every parent-death signal of the chain is armed
+ * (setpriv's on bwrap, bwrap's on this process), so a control plane that died during the start cannot leave an
+ * orphaned sandbox behind: without the answer the command never runs.
  */
-const LOAD_ENV = 'for f in /proc/self/fd/*; do n=${f##*/}; case $n in 0|1|2|4) ;; *) eval "exec $n>&-" 2>/dev/null ;; esac; done; eval "$(cat <&4)" && exec "$@" 4<&-';
+const LOAD_ENV = [
+  'for f in /proc/self/fd/*; do n=${f##*/}; case $n in 0|1|2|4) ;; *) eval "exec $n>&-" 2>/dev/null ;; esac; done',
+  "IFS= read -r -d '' __th_env <&4 || exit 111",
+  'eval "$__th_env"; unset __th_env',
+  'echo ready >&4 && IFS= read -r go <&4 && [ "$go" = go ] || exit 111',
+  'exec "$@" 4<&-',
+].join('\n');
 const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 function shellExports(env: Record<string, string>): string {
   return Object.entries(env)
