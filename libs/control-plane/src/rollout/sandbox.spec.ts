@@ -1,5 +1,5 @@
 import { spawnSync } from 'node:child_process';
-import { chmodSync, chownSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, chownSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Sandbox, stopSandboxed, type SandboxJob } from './sandbox';
@@ -140,6 +140,34 @@ describe('Sandbox (bubblewrap)', () => {
     // bwrap's --disable-userns can leave a bwrap waiting forever for a child that never ran: no tenant code, but a process.
     for (const pid of withMarker((argv) => argv[0].endsWith('bwrap'))) process.kill(Number(pid), 'SIGKILL');
     expect(running).toEqual([]);
+  });
+
+  it('hands unpacked sources to the sandbox user without following links out of them, and clears set-id bits', () => {
+    if (!asRoot) return; // ownership changes need root (the service's own user needs none)
+    const src = join(root, 'handover');
+    mkdirSync(join(src, 'sub'), { recursive: true });
+    writeFileSync(join(src, 'sub', 'tool'), '#!/bin/sh\n', { mode: 0o4755 });
+    symlinkSync(secretDir, join(src, 'link-to-host'));
+    sb.handOver(src);
+    expect(statSync(join(src, 'sub', 'tool'))).toMatchObject({ uid: UID, gid: UID });
+    expect(statSync(join(src, 'sub', 'tool')).mode & 0o7777).toBe(0o755);
+    expect(lstatSync(join(src, 'link-to-host')).uid).toBe(UID);
+    expect(statSync(join(secretDir, 'session-secret')).uid).toBe(0); // the link's target is not the tenant's
+    expect(statSync(secretDir).uid).toBe(0);
+  });
+
+  it('unsafe-none runs the command directly, with host paths and only the environment it is given', async () => {
+    const unsafe = new Sandbox({ mode: 'unsafe-none', uid: UID, gid: UID, readOnlyPaths: [] });
+    expect(unsafe.unavailable()).toBeNull();
+    const job = { appDir: app, homeDir: home };
+    const p = unsafe.spawn({ argv: ['sh', '-c', 'pwd; echo "home=$HOME"; env | cut -d= -f1 | sort | tr "\\n" " "'], ...job, cwd: app, env: unsafe.baseEnv(job, { A: '1' }), output: 'pipe' });
+    let out = '';
+    p.child.stdout?.on('data', (b: Buffer) => (out += b.toString()));
+    await p.exited;
+    await new Promise((r) => setTimeout(r, 50));
+    expect(out).toContain(app);
+    expect(out).toContain(`home=${home}`);
+    expect(out.trim().split('\n').at(-1)?.trim().split(' ').filter((k) => !['PWD', 'SHLVL', 'OLDPWD', '_'].includes(k))).toEqual(['A', 'HOME', 'PATH']);
   });
 });
 

@@ -117,18 +117,22 @@ export class Sandbox {
   /** Gives the sandbox's user a folder the driver prepared (unpacked sources): owner changed, set-id bits cleared. */
   handOver(dir: string): void {
     if (this.opts.mode === 'unsafe-none' || !this.asRoot) return;
-    const paths = [dir, ...readdirSync(dir, { recursive: true }).map((p) => join(dir, String(p)))];
-    for (const p of paths) {
+    // A walk of its own: readdirSync's recursive mode descends into links to folders, which would hand host files over.
+    const walk = (p: string): void => {
       const st = lstatSync(p);
       lchownSync(p, this.opts.uid, this.opts.gid);
-      if (!st.isSymbolicLink() && st.mode & 0o6000) chmodSync(p, st.mode & 0o1777);
-    }
+      if (st.isSymbolicLink()) return;
+      if (st.mode & 0o6000) chmodSync(p, st.mode & 0o1777);
+      if (st.isDirectory()) for (const name of readdirSync(p)) walk(join(p, name));
+    };
+    walk(dir);
   }
 
   /** The environment every sandboxed process starts from. */
   baseEnv(job: Pick<SandboxJob, 'appDir' | 'homeDir'>, passed: Record<string, string>): Record<string, string> {
     const nodeBin = dirname(process.execPath);
-    return { ...passed, PATH: `${nodeBin}:${PATH}`, HOME: this.inside(job, job.homeDir), TMPDIR: this.opts.mode === 'unsafe-none' ? join(job.homeDir, 'tmp') : '/tmp' };
+    const env = { ...passed, PATH: `${nodeBin}:${PATH}`, HOME: this.inside(job, job.homeDir) };
+    return this.opts.mode === 'unsafe-none' ? env : { ...env, TMPDIR: '/tmp' };
   }
 
   private bwrapArgs(binds: string[], cwd: string, info = true): string[] {
