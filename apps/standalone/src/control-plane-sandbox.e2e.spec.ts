@@ -1,6 +1,6 @@
 import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { chmodSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { DataSource } from 'typeorm';
@@ -17,10 +17,11 @@ const GRACE_MS = 3000;
 const canary = `canary-${randomBytes(12).toString('hex')}`;
 const REPO_ROOT = join(__dirname, '..', '..', '..');
 
-function gitRepo(files: Record<string, string>): string {
+function gitRepo(files: Record<string, string>, links: Record<string, string> = {}): string {
   const dir = mkdtempSync(join(tmpdir(), 'cp-sbx-git-'));
   chmodSync(dir, 0o755); // cloned inside the sandbox, as its unprivileged user
   for (const [name, text] of Object.entries(files)) writeFileSync(join(dir, name), text);
+  for (const [name, target] of Object.entries(links)) symlinkSync(target, join(dir, name));
   const git = (...args: string[]) => execFileSync('git', ['-c', 'user.name=t', '-c', 'user.email=t@example.com', ...args], { cwd: dir, stdio: 'pipe' });
   git('init', '-q', '-b', 'main');
   git('add', '.');
@@ -152,7 +153,7 @@ describe('control plane: deployment code runs in a sandbox (issue 27, attack 1)'
     const secrets = serviceSecrets();
     const files = ['session-secret', 'export-encryption-key', 'control-plane-secrets-key', 'world-readable-canary'].map((f) => join(dataDir, f));
     const targets = { files: [...files, join(victimFolder, 'graph.js')], folders: [dataDir, join(dataDir, 'control-plane'), victimFolder, '/root', '/var', '/run'], code: REPO_ROOT, databases: [victimDb, serviceDb, 'postgres'] };
-    const repo = gitRepo({ 'langgraph.json': JSON.stringify({ graphs: { g: './graph.js:graph' } }), 'graph.js': ATTACK_GRAPH(targets) });
+    const repo = gitRepo({ 'langgraph.json': JSON.stringify({ graphs: { g: './graph.js:graph' } }), 'graph.js': ATTACK_GRAPH(targets) }, { 'evil.json': join(dataDir, 'session-secret') });
     repos.push(repo);
 
     // 1. The attack of the issue, from the install command: its output is the failed revision's status_message.
@@ -176,8 +177,18 @@ describe('control plane: deployment code runs in a sandbox (issue 27, attack 1)'
     expect(msg).not.toContain(join(dataDir, 'control-plane', dep.id)); // its own host folder is /app to it
     expect(msg).toMatch(/No such file or directory/);
 
+    // A graph configuration that links to a host file is not read by the control plane (it would quote it in the error).
+    const linked = (await (await svc.api(`/v2/deployments/${dep.id}`, { method: 'PATCH', json: { source_revision_config: { langgraph_config_path: 'evil.json' } } })).json()) as Json;
+    const refused = await revision(dep.id, linked.latest_revision_id);
+    expect(refused.status).toBe('BUILD_FAILED');
+    expect(refused.status_message).toContain('links outside the source tree');
+    for (const s of secrets) expect(refused.status_message).not.toContain(s);
+
     // 2. The same from the graph, at run time, through a run of the deployed server.
-    const p = (await (await svc.api(`/v2/deployments/${dep.id}`, { method: 'PATCH', json: { source_config: { install_command: 'true' }, secrets: [{ name: 'GREETING', value: 'first' }] } })).json()) as Json;
+    const p = (await (await svc.api(`/v2/deployments/${dep.id}`, {
+      method: 'PATCH',
+      json: { source_config: { install_command: 'true' }, source_revision_config: { langgraph_config_path: 'langgraph.json' }, secrets: [{ name: 'GREETING', value: 'first' }] },
+    })).json()) as Json;
     expect(p.latest_revision_id).not.toBe(dep.latest_revision_id);
     const rev2 = await revision(dep.id, p.latest_revision_id);
     expect(rev2.status + ': ' + rev2.status_message).toMatch(/^DEPLOYED/);
@@ -233,6 +244,7 @@ describe('control plane: deployment code runs in a sandbox (issue 27, attack 1)'
     // The held stream ends with its server; new calls run the new revision with the new secret.
     const ended = await Promise.race([(async () => { while (!(await reader.read()).done); return true; })().catch(() => true), new Promise((r) => setTimeout(() => r(false), 5000))]);
     expect(ended).toBe(true);
+    await reader.cancel().catch(() => undefined);
     expect(await say(url, 'hi')).toBe('answer second');
   });
 });
