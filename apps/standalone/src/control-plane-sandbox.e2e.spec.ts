@@ -177,6 +177,11 @@ describe('control plane: deployment code runs in a sandbox (issue 27, attack 1)'
     expect(msg).not.toContain(join(dataDir, 'control-plane', dep.id)); // its own host folder is /app to it
     expect(msg).toMatch(/No such file or directory/);
 
+    // Cloning another deployment's folder (a git checkout on this machine) is refused.
+    const thief = await create('thief', victimFolder);
+    const stolen = await revision(thief.id, thief.latest_revision_id);
+    expect(stolen.status + ': ' + stolen.status_message).toBe('BUILD_FAILED: repo_url names a folder of the control plane');
+
     // A graph configuration that links to a host file is not read by the control plane (it would quote it in the error).
     const linked = (await (await svc.api(`/v2/deployments/${dep.id}`, { method: 'PATCH', json: { source_revision_config: { langgraph_config_path: 'evil.json' } } })).json()) as Json;
     const refused = await revision(dep.id, linked.latest_revision_id);
