@@ -219,6 +219,9 @@ describe('control plane: deployment code runs in a sandbox (issue 27, attack 1)'
 
     // 3. A replaced revision whose client holds an open stream is stopped within the bound.
     const [{ runtime }] = (await ds.query('SELECT runtime FROM control_plane.deployments WHERE id = $1', [dep.id])) as { runtime: Json }[];
+    // The role's password is kept sealed, and no database URL is stored in clear.
+    expect(runtime).toMatchObject({ database_role: depDb, database_password: { iv: expect.any(String), tag: expect.any(String), data: expect.any(String) } });
+    expect(JSON.stringify(runtime)).not.toContain('postgres://');
     const oldPid = runtime.servers[rev2.id].pid as number;
     // Straight to the revision's server (the front proxy's own handling of streams is another matter).
     const direct = `http://127.0.0.1:${runtime.servers[rev2.id].port as number}`;

@@ -159,7 +159,8 @@ export class LocalDriver implements RolloutDriver {
       const { rows } = await admin.query<{ su: boolean }>('SELECT rolsuper AS su FROM pg_roles WHERE rolname = current_user');
       if (!rows[0]?.su) await admin.query(`GRANT "${name}" TO CURRENT_USER`); // a CREATEROLE admin must be a member to give it a database
       existed = ((await admin.query('SELECT 1 FROM pg_database WHERE datname = $1', [name])).rowCount ?? 0) > 0;
-      if (!existed) await admin.query(`CREATE DATABASE "${name}" OWNER "${name}"`);
+      // template0: nothing another role may have put in template1 (CREATE on its public schema before PostgreSQL 15).
+      if (!existed) await admin.query(`CREATE DATABASE "${name}" OWNER "${name}" TEMPLATE template0`);
       else await admin.query(`ALTER DATABASE "${name}" OWNER TO "${name}"`);
       await admin.query(`REVOKE ALL ON DATABASE "${name}" FROM PUBLIC`);
       await this.closeAdminDatabase(admin);
