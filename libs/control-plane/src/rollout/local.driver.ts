@@ -96,6 +96,7 @@ export class LocalDriver implements RolloutDriver {
   /** Servers this process started, by the pid kept in the deployment's runtime. */
   private readonly servers = new Map<number, SandboxedProcess>();
   private readonly sandbox: Sandbox;
+  private reaped = false;
 
   constructor(
     private readonly opts: LocalDriverOptions,
@@ -115,6 +116,10 @@ export class LocalDriver implements RolloutDriver {
 
   /** Tenant code runs only in the sandbox, unless an operator chose otherwise (AGENT_SANDBOX=unsafe-none). */
   private requireSandbox(): void {
+    if (!this.reaped) {
+      this.reaped = true;
+      this.sandbox.reapOrphans(resolve(this.opts.workDir));
+    }
     const why = this.sandbox.unavailable();
     if (why) {
       throw new RolloutError(

@@ -1,5 +1,5 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { chmodSync, existsSync, lchownSync, lstatSync, readdirSync, realpathSync } from 'node:fs';
+import { chmodSync, existsSync, lchownSync, lstatSync, readdirSync, readFileSync, realpathSync } from 'node:fs';
 import { dirname, join, relative } from 'node:path';
 import type { Duplex } from 'node:stream';
 
@@ -102,6 +102,30 @@ export class Sandbox {
   private launcher(): string[] {
     const drop = this.asRoot ? [`--reuid=${this.opts.uid}`, `--regid=${this.opts.gid}`, '--clear-groups', '--inh-caps=-all', '--bounding-set=-all'] : [];
     return [which('setpriv'), ...drop, '--pdeathsig=SIGKILL', '/bin/sh', '-c', 'test "$PPID" = "$0" && exec "$@"', String(process.pid), which('bwrap')];
+  }
+
+  /**
+   * Kills what an earlier control plane left: bwrap's --disable-userns can leave a bwrap waiting forever for a
+   * child that never ran when the control plane died during its start (no tenant code, but a process). Ours are
+   * recognised by a bound folder under `workDir` and a parent that is not this process.
+   */
+  reapOrphans(workDir: string): number {
+    if (this.opts.mode === 'unsafe-none' || process.platform !== 'linux') return 0;
+    let killed = 0;
+    for (const pid of readdirSync('/proc').filter((p) => /^\d+$/.test(p))) {
+      try {
+        const argv = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0');
+        const ppid = Number(/^PPid:\s+(\d+)/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1]);
+        const ours = argv[0].endsWith('bwrap') && argv.some((a, i) => argv[i - 1] === '--bind' && a.startsWith(workDir + '/'));
+        if (ours && ppid !== process.pid) {
+          process.kill(Number(pid), 'SIGKILL');
+          killed++;
+        }
+      } catch {
+        // gone meanwhile, or not ours to read
+      }
+    }
+    return killed;
   }
 
   /** The path a host path inside the revision's folders has in the sandbox. */
