@@ -1,3 +1,4 @@
+import { Logger } from '@nestjs/common';
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, openSync, closeSync, readFileSync, realpathSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
@@ -97,6 +98,8 @@ export class LocalDriver implements RolloutDriver {
   private readonly servers = new Map<number, SandboxedProcess>();
   private readonly sandbox: Sandbox;
   private reaped = false;
+  private trustWarned = false;
+  private readonly logger = new Logger('local-driver');
 
   constructor(
     private readonly opts: LocalDriverOptions,
@@ -175,6 +178,7 @@ export class LocalDriver implements RolloutDriver {
       await admin.end();
     }
     if (existed) await this.handOverObjects(name);
+    await this.warnIfTrusted(name);
     const { database_url: _plain, ...rest } = d.runtime; // before roles, the runtime held the admin's URL in clear
     return { ...rest, database_name: name, database_role: name, database_password: this.cipher.seal(password) };
   }
@@ -192,6 +196,23 @@ export class LocalDriver implements RolloutDriver {
     );
     for (const { r } of roles) await admin.query(`GRANT CONNECT ON DATABASE ${db} TO ${admin.escapeIdentifier(r)}`);
     await admin.query(`REVOKE CONNECT ON DATABASE ${db} FROM PUBLIC`);
+  }
+
+  /** A server that lets the role in with a wrong password trusts every local login: the roles then separate nothing. */
+  private async warnIfTrusted(role: string): Promise<void> {
+    if (this.trustWarned) return;
+    const url = new URL(this.opts.databaseAdminUrl);
+    url.username = role;
+    url.password = 'not-the-password';
+    url.pathname = `/${role}`;
+    const c = new Client({ connectionString: url.toString() });
+    const accepted = await c.connect().then(() => true, () => false);
+    await c.end().catch(() => undefined);
+    if (!accepted) return;
+    this.trustWarned = true;
+    this.logger.warn({
+      msg: "AGENT_DATABASE_URL's PostgreSQL accepts logins without the password (trust authentication): deployments' code can log in as any role, superusers included. Use password (scram-sha-256) authentication for connections from this host.",
+    });
   }
 
   private async handOverObjects(name: string): Promise<void> {
