@@ -62,6 +62,14 @@ function alive(pid: number): boolean {
   }
 }
 
+function signal(pid: number, sig: NodeJS.Signals): void {
+  try {
+    process.kill(pid, sig);
+  } catch {
+    // already gone
+  }
+}
+
 /** A revision's folders: the driver's own files in rev, the tenant's source in app and its HOME in home. */
 interface RevisionDirs {
   rev: string;
@@ -438,17 +446,17 @@ export class LocalDriver implements RolloutDriver {
   private async stop(pid: number, graceMs: number): Promise<void> {
     const p = this.servers.get(pid);
     if (p) return stopSandboxed(p, graceMs);
-    if (this.sandbox.mode !== 'unsafe-none' || !alive(pid)) return;
-    process.kill(pid, 'SIGTERM');
+    if (this.sandbox.mode !== 'unsafe-none') return;
+    signal(pid, 'SIGTERM');
     for (const until = Date.now() + graceMs; Date.now() < until && alive(pid); ) await sleep(100);
-    if (alive(pid)) process.kill(pid, 'SIGKILL');
+    signal(pid, 'SIGKILL');
   }
 
   /** Stops a replaced or unfinished revision's server: returns at once, the drain runs to its bound in the background. */
   async retire(d: DeploymentRow, revisionId: string, save: SaveRuntime): Promise<void> {
     const s = d.runtime.servers?.[revisionId];
     if (!s) return;
-    void this.stop(s.pid, this.opts.stopGraceMs);
+    void this.stop(s.pid, this.opts.stopGraceMs).catch(() => undefined); // stopping never throws; no rejection may go unhandled
     const servers = { ...(d.runtime.servers ?? {}) };
     delete servers[revisionId];
     await save({ ...d.runtime, servers });
