@@ -100,14 +100,15 @@ CMD ["/bin/sh", "-c", "exec node scripts/run.js \"$APP\""]
 # git (git_host sources: `git clone`, `git rev-parse`), make/g++/python3 (node-gyp builds of a deployment's
 # native dependencies), pnpm through corepack (yarn 1 and npm come with the Node image). Tarballs are unpacked
 # in process (the `tar` package). bun lock files are not supported in this image.
-# The build commands get only PATH, HOME, LANG, TZ, TMPDIR, NODE_OPTIONS and npm_config_cache from the
-# control plane: HOME must be writable (compose and deploy/k8s set HOME=/data/home).
+# bubblewrap: the sandbox every build command, clone and agent server runs in (AGENT_SANDBOX=bwrap, the default);
+# it needs user namespaces in the container (docker-compose.yml: security_opt). Sandboxed code gets only LANG and
+# TZ from the control plane, with its own PATH, HOME (in its revision's folder) and TMPDIR.
 FROM slim AS full
 USER root
 RUN apt-get update \
- && apt-get install -y --no-install-recommends git make g++ python3 \
+ && apt-get install -y --no-install-recommends git make g++ python3 bubblewrap \
  && rm -rf /var/lib/apt/lists/* \
  && corepack enable pnpm \
  && git --version \
- && command -v make g++ python3 pnpm npm tar
+ && command -v make g++ python3 pnpm npm tar bwrap
 USER node

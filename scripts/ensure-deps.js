@@ -28,13 +28,39 @@ function ensureDeps() {
   }
 }
 
+/**
+ * bubblewrap: the control plane runs deployments' code only inside it (AGENT_SANDBOX), and its tests check that.
+ * Installed from Debian's packages when missing and this runs as root; otherwise a clear error.
+ */
+function ensureSandboxTools() {
+  if (process.platform !== 'linux') return;
+  const has = (cmd) => {
+    try {
+      execSync(`command -v ${cmd}`, { stdio: 'ignore', shell: '/bin/sh' });
+      return true;
+    } catch {
+      return false;
+    }
+  };
+  if (has('bwrap')) return;
+  if (process.getuid() !== 0 || !has('apt-get')) {
+    throw new Error('bubblewrap (bwrap) is missing: install it (Debian/Ubuntu: apt-get install bubblewrap); deployments run only inside it');
+  }
+  process.stdout.write('Installing bubblewrap (apt-get install bubblewrap)...\n');
+  try {
+    run('apt-get install -y --no-install-recommends bubblewrap');
+  } catch {
+    run('apt-get update && apt-get install -y --no-install-recommends bubblewrap');
+  }
+}
+
 function build() {
   // The OTLP .proto definitions /otel/v1/traces decodes with (Maven Central, cached in .cache/otel-proto).
   run('bash scripts/otel/fetch-proto.sh');
   run('npm run --silent build');
 }
 
-module.exports = { ensureDeps, build, run, root };
+module.exports = { ensureDeps, ensureSandboxTools, build, run, root };
 if (require.main === module) {
   ensureDeps();
   build();

@@ -1,6 +1,6 @@
 import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
@@ -16,6 +16,7 @@ describe('control plane in the cluster form, behind the gateway', () => {
   let controlPlane: AppProcess;
   let gateway: AppProcess;
   const work = mkdtempSync(join(tmpdir(), 'cp-cluster-'));
+  chmodSync(work, 0o711); // the sandbox's user must pass through to the control plane's work folder and the repository
   const repo = join(work, 'repo');
   const apiKey = `th_cluster_${randomBytes(12).toString('hex')}`;
 

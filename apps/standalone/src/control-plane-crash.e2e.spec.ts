@@ -1,6 +1,6 @@
 import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createTestDatabase, freePort, startAppProcess, type AppProcess } from '@th/testing';
@@ -20,7 +20,9 @@ describe('control plane: a crash mid-rollout resumes after restart', () => {
   let db: Awaited<ReturnType<typeof createTestDatabase>>;
   let proc: AppProcess | null = null;
   const dataDir = mkdtempSync(join(tmpdir(), 'cp-crash-'));
+  chmodSync(dataDir, 0o711); // the sandbox's user must pass through to the control plane's work folder
   const repo = mkdtempSync(join(tmpdir(), 'cp-crash-git-'));
+  chmodSync(repo, 0o755); // cloned inside the sandbox, as its unprivileged user
   const key = `th_test_${randomBytes(12).toString('hex')}`;
   let env: Record<string, string>;
   let port: number;

@@ -1,6 +1,6 @@
 import { execFileSync } from 'node:child_process';
 import { createHmac, randomUUID } from 'node:crypto';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { DataSource } from 'typeorm';
@@ -41,6 +41,7 @@ async function tarball(version: string): Promise<Buffer> {
 
 function gitRepo(version: string): string {
   const dir = mkdtempSync(join(tmpdir(), 'cp-git-'));
+  chmodSync(dir, 0o755); // cloned inside the sandbox, as its unprivileged user
   writeProject(dir, version);
   const git = (...args: string[]) => execFileSync('git', ['-c', 'user.name=t', '-c', 'user.email=t@example.com', ...args], { cwd: dir, stdio: 'pipe' }).toString().trim();
   git('init', '-q', '-b', 'main');

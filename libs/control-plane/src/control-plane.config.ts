@@ -1,8 +1,9 @@
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync, realpathSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { z } from 'zod';
 import { bool, outboundConfigShape, secret } from '@th/config';
 import type { ControlPlaneOptions } from './control-plane.options';
+import { SANDBOX_MODES } from './rollout/sandbox';
 
 /** The control plane's settings (one zod shape; the standalone and cluster apps parse it at boot). */
 export const controlPlaneConfigShape = {
@@ -21,6 +22,19 @@ export const controlPlaneConfigShape = {
   AGENT_BIND_HOST: z.string().min(1).optional(),
   /** Host name in the deployment URLs the local driver hands out (default: the bind host; 127.0.0.1 when that is 0.0.0.0). */
   AGENT_PUBLIC_HOST: z.string().min(1).optional(),
+  /**
+   * How the local driver confines tenant code (install/build commands, git, agent servers). bwrap: bubblewrap
+   * namespaces as AGENT_SANDBOX_UID; rollouts fail where it cannot run. unsafe-none: no sandbox at all, the code runs
+   * with the control plane's user and can read its files: only for a single trusted tenant.
+   */
+  AGENT_SANDBOX: z.enum(SANDBOX_MODES).default('bwrap'),
+  /** The unprivileged user and group sandboxed code runs as when the control plane runs as root. */
+  AGENT_SANDBOX_UID: z.coerce.number().int().min(1).default(65534),
+  AGENT_SANDBOX_GID: z.coerce.number().int().min(1).default(65534),
+  /** Comma-separated host paths sandboxed code may also read (a custom AGENT_SERVER_COMMAND's code). */
+  AGENT_SANDBOX_READ_ONLY_PATHS: z.string().optional(),
+  /** How long a replaced revision's agent server may drain (SIGTERM) before it is killed with its whole sandbox. */
+  AGENT_STOP_GRACE_MS: z.coerce.number().int().min(0).default(30_000),
   ROLLOUT_WORKER: bool(true),
   ROLLOUT_POLL_MS: z.coerce.number().int().min(50).default(2000),
   ROLLOUT_CONCURRENCY: z.coerce.number().int().min(1).max(64).default(4),
@@ -54,8 +68,9 @@ export function controlPlaneOptionsFromConfig(
 ): ControlPlaneOptions {
   const secretsKey = c.CONTROL_PLANE_SECRETS_KEY ?? ctx.secretsKey;
   if (!secretsKey) throw new Error('CONTROL_PLANE_SECRETS_KEY is required');
+  // Only what is not a secret: sandboxed code gets its own PATH, HOME and TMPDIR (sandbox.ts).
   const baseEnv: Record<string, string> = {};
-  for (const k of ['PATH', 'HOME', 'LANG', 'TZ', 'TMPDIR', 'NODE_OPTIONS', 'npm_config_cache']) {
+  for (const k of ['LANG', 'TZ']) {
     const v = ctx.env[k];
     if (v !== undefined) baseEnv[k] = v;
   }
@@ -81,6 +96,18 @@ export function controlPlaneOptionsFromConfig(
         ...(c.OUTBOUND_ALLOWED_HOSTS ? { OUTBOUND_ALLOWED_HOSTS: c.OUTBOUND_ALLOWED_HOSTS } : {}),
       },
       baseEnv,
+      sandbox: {
+        mode: c.AGENT_SANDBOX,
+        uid: c.AGENT_SANDBOX_UID,
+        gid: c.AGENT_SANDBOX_GID,
+        // The default agent-server command's code and node's own install (when it is not under /usr).
+        readOnlyPaths: [
+          ...[dirname(dirname(realpathSync(process.execPath)))].filter((p) => p !== '/' && p !== '/usr' && !p.startsWith('/usr/')),
+          ...['dist', 'scripts', 'node_modules'].map((p) => join(root, p)),
+          ...(c.AGENT_SANDBOX_READ_ONLY_PATHS ?? '').split(',').map((p) => p.trim()).filter(Boolean),
+        ],
+      },
+      stopGraceMs: c.AGENT_STOP_GRACE_MS,
       host: c.AGENT_BIND_HOST ?? ctx.host ?? '127.0.0.1',
       publicHost: c.AGENT_PUBLIC_HOST ?? ((c.AGENT_BIND_HOST ?? ctx.host ?? '127.0.0.1') === '0.0.0.0' ? '127.0.0.1' : (c.AGENT_BIND_HOST ?? ctx.host ?? '127.0.0.1')),
       buildTimeoutMs: c.BUILD_TIMEOUT_MS,

@@ -58,7 +58,7 @@ export class ControlPlaneModule {
           provide: RolloutWorkerHandle,
           inject: [CONTROL_PLANE_DATA_SOURCE, DeploymentsRepository, ListenersRepository, UploadsRepository, SecretsCipher, GitSource],
           useFactory: (ds: DataSource, repo: DeploymentsRepository, listeners: ListenersRepository, uploads: UploadsRepository, cipher: SecretsCipher, git: GitSource) => {
-            const local = new LocalDriver(opts.local, uploads, git);
+            const local = new LocalDriver(opts.local, uploads, cipher, git);
             const k8s = new K8sDriver({ readyTimeoutMs: opts.k8s.readyTimeoutMs, secretsKey: opts.secretsKey });
             const worker = opts.rolloutWorker ? new RolloutWorker(ds, repo, listeners, cipher, { local, k8s }, { pollMs: opts.rolloutPollMs, stopGraceMs: 5000, concurrency: opts.rolloutConcurrency }) : null;
             return new RolloutWorkerHandle(worker, [local, k8s]);

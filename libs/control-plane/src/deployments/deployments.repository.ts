@@ -17,8 +17,12 @@ export interface TenantScope {
 
 /** Where a driver keeps what a deployment holds at run time (URL, ports, database). */
 export interface DeploymentRuntime {
+  /** Before deployments had roles: the admin's URL, dropped when the role is made. */
   database_url?: string;
   database_name?: string;
+  /** The role that owns the database (local driver) and its password, sealed like the deployment's secrets. */
+  database_role?: string;
+  database_password?: SealedValue;
   url?: string;
   front_port?: number;
   /** Revision id → the server serving it (local driver). */
