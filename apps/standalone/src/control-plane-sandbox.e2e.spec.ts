@@ -78,7 +78,7 @@ describe('control plane: deployment code runs in a sandbox (issue 27, attack 1)'
 
   beforeAll(async () => {
     process.env.TH_SANDBOX_CANARY = canary; // in the control plane's own environment: must not reach tenant code
-    svc = await startTestStandalone({ CONTROL_PLANE_INSTALLATION: 'cloud', ROLLOUT_POLL_MS: '200', DEPLOY_TIMEOUT_MS: '90000', AGENT_STOP_GRACE_MS: String(GRACE_MS) });
+    svc = await startTestStandalone({ CONTROL_PLANE_INSTALLATION: 'cloud', ROLLOUT_POLL_MS: '200', DEPLOY_TIMEOUT_MS: '90000', AGENT_STOP_GRACE_MS: String(GRACE_MS), GIT_ALLOW_LOCAL_REPOS: 'true' });
     dataDir = join(tmpdir(), `th-standalone-${process.pid}`);
     writeFileSync(join(dataDir, 'world-readable-canary'), canary, { mode: 0o644 }); // readable by anyone who can see it
     ds = svc.app.get<DataSource>(CONTROL_PLANE_DATA_SOURCE, { strict: false });

@@ -68,8 +68,8 @@ describe('secrets and keys at rest (standalone)', () => {
     await db?.drop();
   });
 
-  it('keeps DATA_DIR closed to other users (0700) and its generated keys 0600', () => {
-    expect(mode(DATA_DIR)).toBe(0o700);
+  it('keeps DATA_DIR closed to other users (0700; 0711, traverse only, as root) and its generated keys 0600', () => {
+    expect(mode(DATA_DIR)).toBe(process.getuid?.() === 0 ? 0o711 : 0o700);
     for (const file of GENERATED) expect([file, mode(join(DATA_DIR, file))]).toEqual([file, 0o600]);
   });
 

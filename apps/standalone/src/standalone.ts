@@ -51,9 +51,11 @@ const randomSecret = () => randomBytes(32).toString('base64url');
 /** Starts the whole service in this process: embedded PostgreSQL, chDB, the in-process bus. */
 export async function startStandalone(config: StandaloneConfig): Promise<RunningStandalone> {
   const dataDir = resolve(config.DATA_DIR);
-  // Owner only: it holds the generated secrets and the embedded databases (also when it existed before).
-  mkdirSync(dataDir, { recursive: true, mode: 0o700 });
-  chmodSync(dataDir, 0o700);
+  // Owner only: it holds the generated secrets and the embedded databases (also when it existed before). As root,
+  // others may traverse it (not list it): the embedded PostgreSQL and the deployment sandboxes run as other users.
+  const dataDirMode = process.getuid?.() === 0 ? 0o711 : 0o700;
+  mkdirSync(dataDir, { recursive: true, mode: dataDirMode });
+  chmodSync(dataDir, dataDirMode);
   const apiKey = persistedSecret(config.BOOTSTRAP_API_KEY, dataDir, 'bootstrap-api-key', generateApiKey).value;
   const sessionSecret = persistedSecret(config.SESSION_SECRET, dataDir, 'session-secret', randomSecret).value;
   // Persisted, so values encrypted before a restart can still be decrypted after it.
