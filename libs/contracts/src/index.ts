@@ -17,3 +17,4 @@ export * from './otel.schema';
 export * from './experiment.schema';
 export * from './dataset.schema';
 export * from './feedback-config.schema';
+export * from './openapi-schema';

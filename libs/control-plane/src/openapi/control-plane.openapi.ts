@@ -12,6 +12,7 @@ import {
   listenerListQuerySchema,
   listenerListResponseSchema,
   listenerSchema,
+  openApiSchemaOf,
   revisionListQuerySchema,
   revisionListResponseSchema,
   revisionSchema,
@@ -49,11 +50,7 @@ export const CONTROL_PLANE_ROUTES: Route[] = [
   { method: 'post', path: '/v1/integrations/git_host/{integration_id}/webhook', summary: 'Push webhook (X-Hub-Signature-256)', body: gitPushEventSchema, responses: { 200: gitPushResponseSchema, 401: detail, 404: detail }, public: true },
 ];
 
-function schemaOf(schema: z.ZodTypeAny, io: 'input' | 'output'): Json {
-  const s = z.toJSONSchema(schema, { io, unrepresentable: 'any', target: 'openapi-3.0' }) as Json;
-  delete s.$schema;
-  return s;
-}
+const schemaOf = openApiSchemaOf;
 
 const genericResponse = (description: string, schema: z.ZodTypeAny): Json => ({ description, content: { 'application/json': { schema: schemaOf(schema, 'output') } } });
 
