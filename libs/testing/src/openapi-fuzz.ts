@@ -146,6 +146,8 @@ export interface GeneratorOptions {
   knownIds?: Record<string, string[]>;
   /** Cap of $ref recursion (OTLP AnyValue nests itself). */
   maxDepth?: number;
+  /** Only required properties, no nulls for nullable ones: the request most likely to pass undocumented rules. */
+  minimal?: boolean;
 }
 
 /** The contracts' uuid is a pattern, not a format: recognized so that generated ids can be the tenant's own. */
@@ -176,6 +178,10 @@ function typesOf(s: JsonSchema): string[] {
 }
 
 const isFreeForm = (s: JsonSchema) => typesOf(s).length === 0 && !s.anyOf && !s.oneOf && !s.enum && !('const' in s);
+/** An object with open keys of a given value schema (a record: metadata, extra, inputs...). */
+const isRecord = (s: JsonSchema): boolean =>
+  (typesOf(s).includes('object') && !s.properties && (s.additionalProperties === true || (typeof s.additionalProperties === 'object' && s.additionalProperties !== null))) ||
+  Boolean(((s.anyOf ?? s.oneOf) as JsonSchema[] | undefined)?.some(isRecord));
 const isType = (s: JsonSchema, t: string) => typesOf(s).includes(t) || Boolean( ((s.anyOf ?? s.oneOf) as JsonSchema[] | undefined)?.some((a) => typesOf(a).includes(t)));
 
 function mergeAllOf(doc: unknown, s: JsonSchema): JsonSchema {
@@ -197,7 +203,7 @@ export function schemaArbitrary(doc: unknown, schema: unknown, opts: GeneratorOp
   const maxDepth = opts.maxDepth ?? 4;
   let s = deref(doc, schema);
   if (Array.isArray(s.allOf)) s = mergeAllOf(doc, s);
-  if (s.nullable === true) {
+  if (s.nullable === true && !opts.minimal) {
     const { nullable: _n, ...inner } = s;
     return fc.oneof({ weight: 4, arbitrary: schemaArbitrary(doc, inner, opts, depth, name) }, { weight: 1, arbitrary: fc.constant(null) });
   }
@@ -251,12 +257,12 @@ export function schemaArbitrary(doc: unknown, schema: unknown, opts: GeneratorOp
         const n = deref(doc, props[k]).not;
         return n !== undefined && typeof n === 'object' && n !== null && Object.keys(n).length === 0;
       };
-      const keys = Object.keys(props).filter((k) => !never(k) && (required.has(k) || depth < maxDepth));
+      const keys = Object.keys(props).filter((k) => !never(k) && (required.has(k) || (depth < maxDepth && !opts.minimal)));
       const record = fc.record(Object.fromEntries(keys.map((k) => [k, isTimeLike(k, deref(doc, props[k])) ? timeArbitrary(deref(doc, props[k])) : schemaArbitrary(doc, props[k], opts, depth + 1, k)])), {
         requiredKeys: keys.filter((k) => required.has(k)),
       });
       const extra = s.additionalProperties;
-      if (extra === false || extra === undefined || depth >= maxDepth) return record;
+      if (extra === false || extra === undefined || depth >= maxDepth || opts.minimal) return record;
       const valueArb = extra === true ? freeJson : schemaArbitrary(doc, extra, opts, depth + 1);
       const extraKeys = fc.string({ unit: fc.constantFrom(...'xyz_'), minLength: 1, maxLength: 6 }).filter((k) => !(k in props));
       return fc.tuple(record, fc.dictionary(extraKeys, valueArb, { maxKeys: 2 })).map(([r, d]) => ({ ...d, ...r }));
@@ -330,9 +336,26 @@ export function invalidBody(doc: unknown, schema: JsonSchema, valid: unknown, cl
   const marker = '"__fuzz_raw__"';
   const withRaw = (path: (string | number)[], raw: string) => JSON.stringify(setAt(valid, path, '__fuzz_raw__')).replace(marker, raw);
   // A place for an arbitrary value: a free-form slot (metadata, inputs, extra...), else an extra key of an object.
+  // A place for an arbitrary value, where the service keeps one: a free-form value present (metadata, inputs...),
+  // a key of a record present, such a property absent from the value, else an extra key of an open object.
   const freeSlot = (): (string | number)[] | null => {
     const free = choose(slots.filter((sl) => sl.path.length > 0 && isFreeForm(sl.schema)));
     if (free) return free.path;
+    const record = choose(slots.filter((sl) => isRecord(sl.schema)));
+    if (record) return [...record.path, 'fuzz_extra'];
+    const absent: (string | number)[][] = [];
+    for (const sl of slots) {
+      const present = sl.path.reduce<unknown>((o, p) => (o as Record<string | number, unknown>)?.[p], valid);
+      if (present === null || typeof present !== 'object' || Array.isArray(present)) continue;
+      for (const [k, sub] of Object.entries((sl.schema.properties ?? {}) as Record<string, unknown>)) {
+        if (k in present) continue;
+        const d = deref(doc, sub);
+        if (isFreeForm(d)) absent.push([...sl.path, k]);
+        else if (isRecord(d)) absent.push([...sl.path, k, 'fuzz_extra']);
+      }
+    }
+    const placed = choose(absent);
+    if (placed) return placed;
     const obj = choose(slots.filter((sl) => typesOf(sl.schema).includes('object') && sl.schema.additionalProperties !== false));
     return obj ? [...obj.path, 'fuzz_extra'] : null;
   };

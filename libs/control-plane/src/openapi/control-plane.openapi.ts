@@ -59,7 +59,7 @@ export function buildControlPlaneOpenApi(): Json {
   const paths: Record<string, Record<string, Json>> = {};
   for (const r of CONTROL_PLANE_ROUTES) {
     const params = [...r.path.matchAll(/\{(\w+)\}/g)].map((m) => ({ name: m[1], in: 'path', required: true, schema: { type: 'string' } }));
-    const query = r.query ? Object.entries(r.query.shape).map(([name, s]) => ({ name, in: 'query', required: false, schema: schemaOf(s as z.ZodTypeAny, 'input') })) : [];
+    const query = r.query ? Object.entries(r.query.shape).map(([name, s]) => ({ name, in: 'query', required: !(s as z.ZodTypeAny).isOptional(), schema: schemaOf(s as z.ZodTypeAny, 'input') })) : [];
     const op: Json = {
       summary: r.summary,
       operationId: `${r.method}_${r.path.replace(/[{}]/g, '').replace(/\W+/g, '_').replace(/^_|_$/g, '')}`,

@@ -46,7 +46,7 @@ export function buildOpenApiDocument(version: string): Json {
   for (const r of ROUTES) {
     const params = [...r.path.matchAll(/\{(\w+)\}/g)].map((m) => ({ name: m[1], in: 'path', required: true, schema: { type: 'string', format: 'uuid' } }));
     const queryParams = r.query
-      ? Object.entries(r.query.shape).map(([name, s]) => ({ name, in: 'query', required: false, schema: schemaOf(s as z.ZodTypeAny, 'input', schemas) }))
+      ? Object.entries(r.query.shape).map(([name, s]) => ({ name, in: 'query', required: !(s as z.ZodTypeAny).isOptional(), schema: schemaOf(s as z.ZodTypeAny, 'input', schemas) }))
       : [];
     const op: Json = {
       summary: r.summary,
