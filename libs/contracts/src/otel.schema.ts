@@ -35,8 +35,8 @@ export const otlpAnyValueSchema: z.ZodType<OtlpAnyValue> = z.lazy(() =>
       bytesValue: z.string().optional(),
     })
     .refine((v) => Object.values(v).filter((x) => x !== undefined).length <= 1, { message: 'An AnyValue holds at most one value' }),
-);
-export const otlpKeyValueSchema: z.ZodType<OtlpKeyValue> = z.lazy(() => z.object({ key: z.string(), value: otlpAnyValueSchema.optional() }));
+).meta({ id: 'OtlpAnyValue' }); // recursive: documented once, under components.schemas
+export const otlpKeyValueSchema: z.ZodType<OtlpKeyValue> = z.lazy(() => z.object({ key: z.string(), value: otlpAnyValueSchema.optional() })).meta({ id: 'OtlpKeyValue' });
 
 const attributes = z.array(otlpKeyValueSchema).optional();
 

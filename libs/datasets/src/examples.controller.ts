@@ -206,6 +206,7 @@ export class PlatformExamplesController {
   }
 
   @Post('examples/delete')
+  @HttpCode(200) // a deletion, not a creation: 200 as documented
   @TrackedOperation('delete_examples')
   async delete(@CurrentIdentity() identity: Identity, @Body() body: unknown): Promise<Record<string, never>> {
     const b = parseOrThrow(exampleDeleteManyBodySchema, body, ['body']);

@@ -9,3 +9,4 @@ export * from './s3-server';
 export * from './ids';
 export * from './embedded-clickhouse';
 export * from './deploy-settings';
+export * from './openapi-fuzz';

@@ -7,6 +7,8 @@ import { standaloneConfigSchema } from '../config';
 import { startStandalone, type RunningStandalone } from '../standalone';
 
 export interface TestStandalone extends RunningStandalone {
+  /** The test's own PostgreSQL database (dropped on close). */
+  databaseUrl: string;
   /** fetch against the service with the bootstrap key. */
   api(path: string, init?: RequestInit & { json?: unknown }): Promise<Response>;
 }
@@ -33,6 +35,7 @@ export async function startTestStandalone(env: Record<string, string> = {}): Pro
   const running = await startStandalone(config);
   return {
     ...running,
+    databaseUrl: db.url,
     api(path, init = {}) {
       const headers = new Headers(init.headers);
       if (!headers.has('x-api-key')) headers.set('x-api-key', running.apiKey);

@@ -1,13 +1,10 @@
 import { z } from 'zod';
+import { errorBodySchema, httpValidationErrorSchema, openApiSchemaOf } from '@th/contracts';
 import { ROUTES } from './openapi.routes';
 
 type Json = Record<string, unknown>;
 
-function schemaOf(schema: z.ZodTypeAny, io: 'input' | 'output'): Json {
-  const s = z.toJSONSchema(schema, { io, unrepresentable: 'any', target: 'openapi-3.0' }) as Json;
-  delete s.$schema;
-  return s;
-}
+const schemaOf = openApiSchemaOf;
 
 const intHeader = (description: string): Json => ({ description, schema: { type: 'integer', minimum: 0 } });
 
@@ -27,13 +24,29 @@ const TOO_MANY_REQUESTS: Json = {
   content: { 'application/json': { schema: schemaOf(z.object({ detail: z.string() }), 'output') } },
 };
 
+const errorResponse = (description: string, schema: z.ZodTypeAny): Json => ({ description, content: { 'application/json': { schema: schemaOf(schema, 'output') } } });
+
+/**
+ * Answers any operation may give, documented once: 401 and 403 on every authenticated operation (missing or bad
+ * credentials, a tenant header the key may not use, a missing permission), 422 on every operation with
+ * parameters or a body (the spec's HTTPValidationError), 429 on every operation (the rate limiter).
+ */
+const GENERIC_RESPONSES: Json = {
+  TooManyRequests: TOO_MANY_REQUESTS,
+  Unauthorized: errorResponse('Missing, unknown, expired or revoked credentials', errorBodySchema),
+  Forbidden: errorResponse('The credentials do not allow this operation here (permission, workspace or organization)', errorBodySchema),
+  ValidationFailed: errorResponse('Invalid parameters or body: one {loc, msg, type} per problem', httpValidationErrorSchema),
+};
+const genericRef = (name: keyof typeof GENERIC_RESPONSES & string): Json => ({ $ref: `#/components/responses/${name}` });
+
 /** The gateway's OpenAPI document, generated from the zod contracts (committed; CI checks drift). */
 export function buildOpenApiDocument(version: string): Json {
   const paths: Record<string, Record<string, Json>> = {};
+  const schemas: Record<string, Json> = {};
   for (const r of ROUTES) {
     const params = [...r.path.matchAll(/\{(\w+)\}/g)].map((m) => ({ name: m[1], in: 'path', required: true, schema: { type: 'string', format: 'uuid' } }));
     const queryParams = r.query
-      ? Object.entries(r.query.shape).map(([name, s]) => ({ name, in: 'query', required: false, schema: schemaOf(s as z.ZodTypeAny, 'input') }))
+      ? Object.entries(r.query.shape).map(([name, s]) => ({ name, in: 'query', required: !(s as z.ZodTypeAny).isOptional(), schema: schemaOf(s as z.ZodTypeAny, 'input', schemas) }))
       : [];
     const op: Json = {
       summary: r.summary,
@@ -43,14 +56,20 @@ export function buildOpenApiDocument(version: string): Json {
       responses: Object.fromEntries(
         Object.entries(r.responses).map(([status, s]) => [
           status,
-          s ? { description: `HTTP ${status}`, content: { 'application/json': { schema: schemaOf(s, 'output') } } } : { description: `HTTP ${status}` },
+          s ? { description: `HTTP ${status}`, content: { 'application/json': { schema: schemaOf(s, 'output', schemas) } } } : { description: `HTTP ${status}` },
         ]),
       ),
     };
-    (op.responses as Json)['429'] = { $ref: '#/components/responses/TooManyRequests' };
+    const responses = op.responses as Json;
+    responses['429'] = genericRef('TooManyRequests');
+    if (!r.public) {
+      responses['401'] ??= genericRef('Unauthorized');
+      responses['403'] ??= genericRef('Forbidden');
+    }
+    if (params.length || queryParams.length || r.body || r.bodyType) responses['422'] ??= genericRef('ValidationFailed');
     // X-API-Key (API key, personal access token, service key) or a session bearer token.
     if (!r.public) op.security = [{ ApiKey: [] }, { Bearer: [] }];
-    if (r.body) op.requestBody = { required: true, content: { 'application/json': { schema: schemaOf(r.body, 'input') } } };
+    if (r.body) op.requestBody = { required: true, content: { 'application/json': { schema: schemaOf(r.body, 'input', schemas) } } };
     if (r.bodyType === 'multipart') {
       op.requestBody = {
         required: true,
@@ -58,8 +77,7 @@ export function buildOpenApiDocument(version: string): Json {
           'multipart/form-data': {
             schema: {
               type: 'object',
-              description:
-                'Parts: post.<run_id>, post.<run_id>.<inputs|outputs|events|extra|error|serialized>, patch.<run_id>[.<field>], attachment.<run_id>.<name>',
+              description: r.parts ?? r.summary,
               additionalProperties: true,
             },
           },
@@ -73,7 +91,8 @@ export function buildOpenApiDocument(version: string): Json {
     info: { title: 'Tracehouse API', version, description: 'Tracing, evaluation and deployment service.' },
     servers: [{ url: '/' }],
     components: {
-      responses: { TooManyRequests: TOO_MANY_REQUESTS },
+      schemas,
+      responses: GENERIC_RESPONSES,
       securitySchemes: {
         ApiKey: { type: 'apiKey', in: 'header', name: 'X-API-Key' },
         TenantId: { type: 'apiKey', in: 'header', name: 'X-Tenant-Id' },

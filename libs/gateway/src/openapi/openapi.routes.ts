@@ -33,7 +33,9 @@ import {
   infoSchema,
   projectCreateSchema,
   projectListQuerySchema,
+  projectGetQuerySchema,
   projectSchema,
+  experimentSchema,
   projectUpdateSchema,
   runBatchSchema,
   runCreateSchema,
@@ -54,12 +56,16 @@ export interface RouteDoc {
   tag: string;
   body?: z.ZodTypeAny;
   bodyType?: 'json' | 'multipart';
+  /** The parts of a multipart body (default: the summary). */
+  parts?: string;
   query?: z.ZodObject<z.ZodRawShape>;
   responses: Record<number, z.ZodTypeAny | null>;
   public?: boolean;
 }
 
 const accepted = z.object({}).passthrough();
+/** A project as listed or read: with include_stats, the experiment shape (the project plus its run statistics). */
+const projectWithStats = z.union([projectSchema, experimentSchema]);
 const errors = { 401: errorBodySchema, 413: errorBodySchema, 422: httpValidationErrorSchema };
 
 /** Every public route of the gateway, documented from libs/contracts. */
@@ -75,14 +81,22 @@ export const ROUTES: RouteDoc[] = [
     summary: 'Create and update runs, with attachments, as multipart/form-data (gzip or zstd allowed)',
     tag: 'runs',
     bodyType: 'multipart',
+    parts: 'Parts: post.<run_id>, post.<run_id>.<inputs|outputs|events|extra|error|serialized>, patch.<run_id>[.<field>], attachment.<run_id>.<name>',
     responses: { 202: accepted, ...errors, 415: errorBodySchema },
   },
   { method: 'get', path: '/api/v1/runs/{run_id}', summary: 'Read a run', tag: 'runs', responses: { 200: runRecordSchema, 404: errorBodySchema, 401: errorBodySchema } },
   { method: 'post', path: '/api/v1/runs/query', summary: 'Query runs', tag: 'runs', body: runQuerySchema, responses: { 200: runQueryResponseSchema, ...errors } },
   { method: 'post', path: '/api/v1/runs/stats', summary: 'Aggregate run statistics', tag: 'runs', body: runStatsQuerySchema, responses: { 200: runStatsSchema, ...errors } },
   { method: 'post', path: '/api/v1/sessions', summary: 'Create a tracing project', tag: 'projects', body: projectCreateSchema, responses: { 200: projectSchema, 409: errorBodySchema, ...errors } },
-  { method: 'get', path: '/api/v1/sessions', summary: 'List tracing projects', tag: 'projects', query: projectListQuerySchema, responses: { 200: z.array(projectSchema), ...errors } },
-  { method: 'get', path: '/api/v1/sessions/{session_id}', summary: 'Read a tracing project', tag: 'projects', responses: { 200: projectSchema, 404: errorBodySchema } },
+  { method: 'get', path: '/api/v1/sessions', summary: 'List tracing projects (with include_stats: each with its run statistics)', tag: 'projects', query: projectListQuerySchema, responses: { 200: z.array(projectWithStats), ...errors } },
+  {
+    method: 'get',
+    path: '/api/v1/sessions/{session_id}',
+    summary: 'Read a tracing project (with include_stats: with its run statistics)',
+    tag: 'projects',
+    query: projectGetQuerySchema,
+    responses: { 200: projectWithStats, 404: errorBodySchema },
+  },
   { method: 'patch', path: '/api/v1/sessions/{session_id}', summary: 'Update a tracing project', tag: 'projects', body: projectUpdateSchema, responses: { 200: projectSchema, 404: errorBodySchema, ...errors } },
   { method: 'delete', path: '/api/v1/sessions/{session_id}', summary: 'Delete a tracing project and its runs', tag: 'projects', responses: { 202: accepted, 404: errorBodySchema } },
   { method: 'post', path: '/api/v1/feedback', summary: 'Create feedback on a run or a project (feedback_config enforced)', tag: 'feedback', body: feedbackCreateSchema, responses: { 200: feedbackSchema, 409: errorBodySchema, ...errors } },
@@ -135,7 +149,14 @@ export const ROUTES: RouteDoc[] = [
   },
   { method: 'get', path: '/api/v1/model-price-map', summary: "The workspace's model price maps, then the default table (tenant_id null)", tag: 'prices', responses: { 200: z.array(modelPriceMapSchema), 401: errorBodySchema } },
   { method: 'post', path: '/api/v1/model-price-map', summary: 'Create a model price map (prices per token; match_pattern is a regular expression)', tag: 'prices', body: modelPriceMapCreateSchema, responses: { 200: modelPriceMapSchema, ...errors } },
-  { method: 'patch', path: '/api/v1/model-price-map/{id}', summary: 'Update a model price map (PUT is accepted too)', tag: 'prices', body: modelPriceMapUpdateSchema, responses: { 200: modelPriceMapSchema, 404: errorBodySchema, ...errors } },
+  ...(['put', 'patch'] as const).map((method): RouteDoc => ({
+    method,
+    path: '/api/v1/model-price-map/{id}',
+    summary: 'Update a model price map: any subset of the create fields (PUT and PATCH are the same operation)',
+    tag: 'prices',
+    body: modelPriceMapUpdateSchema,
+    responses: { 200: modelPriceMapSchema, 404: errorBodySchema, ...errors },
+  })),
   { method: 'delete', path: '/api/v1/model-price-map/{id}', summary: 'Delete a model price map', tag: 'prices', responses: { 200: accepted, 404: errorBodySchema, 401: errorBodySchema } },
   {
     method: 'get',
