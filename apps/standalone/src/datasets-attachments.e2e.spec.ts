@@ -107,6 +107,11 @@ describe('example attachments through the standalone service', () => {
     // an update without attachments_operations keeps every attachment
     await client.updateExamples([{ id: withFiles.id, dataset_id: datasetId, metadata: { m: 1 } }]);
     expect(Object.keys((await client.readExample(withFiles.id)).attachments ?? {}).sort()).toEqual(['extra', 'picture']);
+    // new files without attachments_operations replace them (the Python SDK's update_example(attachments=...))
+    await client.updateExamples([{ id: withFiles.id, dataset_id: datasetId, attachments: { fresh: ['text/plain', new TextEncoder().encode('new')] } }]);
+    const replaced = await client.readExample(withFiles.id);
+    expect(Object.keys(replaced.attachments ?? {})).toEqual(['fresh']);
+    expect((await download(replaced.attachments!.fresh.presigned_url)).bytes.toString()).toBe('new');
 
     // the older version still has the old names and bytes
     const old = (await examplesOf(datasetId, versionBefore)).find((e) => e.id === withFiles.id)!;
