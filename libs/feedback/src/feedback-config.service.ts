@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { feedbackConfigProblems, type FeedbackConfig, type FeedbackConfigCreate, type FeedbackConfigRecord, type FeedbackConfigUpdate, type Identity } from '@th/contracts';
 import { ValidationFailed, conflict, notFound } from '@th/platform';
-import { FeedbackConfigRepository } from './feedback-config.repository';
+import { FeedbackConfigRepository, type FeedbackConfigPage } from './feedback-config.repository';
 
 const sameConfig = (a: FeedbackConfig, b: FeedbackConfig): boolean =>
   a.type === b.type && (a.min ?? null) === (b.min ?? null) && (a.max ?? null) === (b.max ?? null) && JSON.stringify(a.categories ?? null) === JSON.stringify(b.categories ?? null);
@@ -16,8 +16,8 @@ export class FeedbackConfigService {
 
   constructor(private readonly repo: FeedbackConfigRepository) {}
 
-  list(identity: Identity, keys?: string[]): Promise<FeedbackConfigRecord[]> {
-    return this.repo.list(identity.tenant_id, keys);
+  list(identity: Identity, keys?: string[], page?: FeedbackConfigPage): Promise<FeedbackConfigRecord[]> {
+    return this.repo.list(identity.tenant_id, keys, page);
   }
 
   /** The stored config of a key, or null. */
