@@ -141,8 +141,24 @@ describe('ingest: every write path, through HTTP to ClickHouse and back', () => 
         outputs: { answer: 42 },
         extra: { metadata: { ls_provider: 'openai', env: 'test' } },
         status: 'success',
-        attachments: { image: { mime_type: 'image/png', size: 4 } },
+        s3_urls: { 'attachment.image': { presigned_url: expect.stringMatching(/^\/public\/run-attachments\//), mime_type: 'image/png' } },
       });
+      expect(run).not.toHaveProperty('attachments');
+      // The SDKs download it without an API key, from the signed URL.
+      const url = (run.s3_urls as Record<string, { presigned_url: string }>)['attachment.image'].presigned_url;
+      const file = await fetch(`${svc.url}${url}`);
+      expect(file.status).toBe(200);
+      expect(file.headers.get('content-type')).toBe('image/png');
+      expect(Buffer.from(await file.arrayBuffer())).toEqual(Buffer.from([0x89, 0x50, 0x4e, 0x47]));
+      // list_runs answers the same URLs
+      const listed = (await (await svc.api('/runs/query', { method: 'POST', json: { id: [id] } })).json()) as { runs: Json[] };
+      expect(Object.keys(listed.runs[0].s3_urls as Json)).toEqual(['attachment.image']);
+      // A changed signature, another run or an expired URL is refused.
+      const tampered = url.replace(/signature=./, (m) => `signature=${m.endsWith('A') ? 'B' : 'A'}`);
+      expect((await fetch(`${svc.url}${tampered}`)).status).toBe(403);
+      expect((await fetch(`${svc.url}${url.replace(id, randomUUID())}`)).status).toBe(403);
+      expect((await fetch(`${svc.url}${url.replace(/expires=\d+/, 'expires=1000')}`)).status).toBe(403);
+      expect((await fetch(`${svc.url}${url.replace(/expires=\d+/, 'expires=soon')}`)).status).toBe(422);
     }
   });
 

@@ -36,15 +36,19 @@ export const runCreateSchema = z.object({
 });
 export type RunCreate = z.infer<typeof runCreateSchema>;
 
+/** A null in an update means "no change" (the Python SDK's update_run sends `name: null, run_type: null`). */
 export const runUpdateSchema = z.object({
   id: uuid.optional(),
-  ...Object.fromEntries(Object.entries(runFields).map(([k, v]) => [k, (v as z.ZodTypeAny).optional()])),
-}) as unknown as z.ZodObject<{ id: z.ZodOptional<typeof uuid> } & { [K in keyof typeof runFields]: z.ZodOptional<(typeof runFields)[K]> }>;
+  ...Object.fromEntries(Object.entries(runFields).map(([k, v]) => [k, (v as z.ZodTypeAny).nullable().optional()])),
+}) as unknown as z.ZodObject<{ id: z.ZodOptional<typeof uuid> } & { [K in keyof typeof runFields]: z.ZodOptional<z.ZodNullable<(typeof runFields)[K]>> }>;
 export type RunUpdate = z.infer<typeof runUpdateSchema>;
 
 /** A batch item must name its run. */
 export const runUpdateWithIdSchema = runUpdateSchema.extend({ id: uuid });
 export const runCreateWithIdSchema = runCreateSchema;
+
+/** GET /public/run-attachments/{tenant_id}/{run_id}/{name}?expires=..&signature=..: a run attachment's download URL (`s3_urls`). */
+export const runAttachmentDownloadParamSchema = z.object({ tenant_id: uuid, run_id: uuid, name: z.string().min(1).max(1024) });
 
 export const runBatchSchema = z.object({
   post: z.array(runCreateSchema).optional().default([]),
@@ -159,8 +163,17 @@ const runQueryShape = z.object({
 export const runQuerySchema = runQueryShape.superRefine(boundQueryValues);
 export type RunQuery = z.infer<typeof runQuerySchema>;
 
+/**
+ * A run as GET /runs/{id} and POST /runs/query answer it: the stored `attachments` (the name selecting them)
+ * are answered as the SDKs read them, `s3_urls` with signed download URLs that need no API key.
+ */
+export const runResponseSchema = runRecordSchema.omit({ attachments: true }).extend({
+  s3_urls: z.record(z.string(), z.object({ presigned_url: z.string().nullable(), mime_type: z.string() })).optional(),
+});
+export type RunResponse = z.infer<typeof runResponseSchema>;
+
 export const runQueryResponseSchema = z.object({
-  runs: z.array(runRecordSchema.partial()),
+  runs: z.array(runResponseSchema.partial()),
   cursors: z.object({ next: z.string().nullable(), prev: z.string().nullable().optional() }),
 });
 
