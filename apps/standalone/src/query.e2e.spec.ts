@@ -112,7 +112,9 @@ describe('query: runs, stats and projects through HTTP', () => {
     const t = '2026-11-20T12:00:00.000001Z';
     const order = seg(t, id);
     expect((await svc.api('/runs', { method: 'POST', json: { id, name: 'named', run_type: 'tool', start_time: t, trace_id: id, dotted_order: order, session_name: 'named-runs' } })).status).toBe(202);
-    expect((await svc.api(`/runs/${id}`, { method: 'PATCH', json: { trace_id: id, dotted_order: order, end_time: '2026-11-20T12:00:01.000001Z', outputs: { v: 2 } } })).status).toBe(202);
+    // The Python SDK's update_run sends name: null and run_type: null: nulls mean no change.
+    const patch = { trace_id: id, dotted_order: order, end_time: '2026-11-20T12:00:01.000001Z', outputs: { v: 2 }, name: null, run_type: null, start_time: null };
+    expect((await svc.api(`/runs/${id}`, { method: 'PATCH', json: patch })).status).toBe(202);
     const patched = await query({ id: [id], select: ['status', 'outputs'] });
     expect(patched.runs).toEqual([{ id, name: 'named', run_type: 'tool', start_time: t, trace_id: id, status: 'success', outputs: { v: 2 } }]);
     // unknown ids only: an empty page
