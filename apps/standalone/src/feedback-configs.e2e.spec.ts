@@ -62,6 +62,10 @@ describe('feedback configs through the standalone service', () => {
     expect(patched.status).toBe(200);
     expect(await json(patched)).toMatchObject({ feedback_key: key, feedback_config: { type: 'continuous', min: 0, max: 10 }, is_lower_score_better: true });
     expect((await list(`?key=${key}`))[0]).toMatchObject({ feedback_config: { max: 10 }, is_lower_score_better: true });
+    // The same feedback_config again returns the stored config unchanged, is_lower_score_better included.
+    const same = await send('POST', '/api/v1/feedback-configs', { feedback_key: key, feedback_config: { type: 'continuous', min: 0, max: 10 }, is_lower_score_better: false });
+    expect(same.status).toBe(200);
+    expect(await json(same)).toMatchObject({ feedback_config: { max: 10 }, is_lower_score_better: true });
 
     expect((await send('DELETE', `/api/v1/feedback-configs?feedback_key=${key}`)).status).toBe(200);
     expect(await list(`?key=${key}`)).toEqual([]);
