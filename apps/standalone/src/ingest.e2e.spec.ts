@@ -153,6 +153,9 @@ describe('ingest: every write path, through HTTP to ClickHouse and back', () => 
       // list_runs answers the same URLs
       const listed = (await (await svc.api('/runs/query', { method: 'POST', json: { id: [id] } })).json()) as { runs: Json[] };
       expect(Object.keys(listed.runs[0].s3_urls as Json)).toEqual(['attachment.image']);
+      // ...whatever the select (the Python SDK's list_runs selects fields without them)
+      const selected = (await (await svc.api('/runs/query', { method: 'POST', json: { id: [id], select: ['name', 'outputs'] } })).json()) as { runs: Json[] };
+      expect(Object.keys(selected.runs[0].s3_urls as Json)).toEqual(['attachment.image']);
       // A changed signature, another run or an expired URL is refused.
       const tampered = url.replace(/signature=./, (m) => `signature=${m.endsWith('A') ? 'B' : 'A'}`);
       expect((await fetch(`${svc.url}${tampered}`)).status).toBe(403);

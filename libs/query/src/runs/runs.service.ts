@@ -61,7 +61,10 @@ export class RunsService {
         params: { cursor_t: c.t, cursor_id: c.id },
       });
     }
-    const select = q.select && q.select.length > 0 ? [...new Set([...ALWAYS_SELECTED, ...q.select])] : DEFAULT_SELECT;
+    // Attachments are read whatever the select: a run that has some answers its s3_urls (the SDK's default
+    // select of list_runs leaves them out, and its Run reads them).
+    const requested = q.select && q.select.length > 0 ? q.select : DEFAULT_SELECT;
+    const select = [...new Set<keyof RunRecord>([...ALWAYS_SELECTED, ...requested, 'attachments'])];
     // Named runs are found through the locator first: their read is bounded by their own sorting keys.
     const rows =
       q.id && q.id.length > 0 && q.id.length <= LOCATED_IDS_MAX
@@ -70,8 +73,8 @@ export class RunsService {
     const page = rows.slice(0, q.limit);
     const last = page[page.length - 1];
     const next = rows.length > q.limit && last ? encodeCursor({ t: String(last.start_time), id: String(last.id) }) : null;
-    const sign = select.includes('attachments') ? await this.signer.urlSigner(identity.tenant_id) : null;
-    const runs = page.map((r) => this.present(identity, r, select, sign));
+    const sign = await this.signer.urlSigner(identity.tenant_id);
+    const runs = page.map((r) => this.present(identity, r, select, sign, !requested.includes('attachments')));
     if (select.includes('feedback_stats')) {
       // The stored rows always carry the id, even when the caller did not select it.
       const stats = await this.feedbackStats.forRuns(identity, page.map((r) => String(r.id)));
@@ -164,7 +167,14 @@ export class RunsService {
    * A stored row as the API answers it. The `attachments` field is answered as the SDKs read it: `s3_urls`,
    * `{"attachment.<name>": {presigned_url, mime_type}}` with signed download URLs (`sign`).
    */
-  private present(identity: Identity, row: StoredRun, fields: readonly (keyof RunRecord)[], sign: ((runId: string, name: string) => string) | null): Partial<RunRecord> {
+  private present(
+    identity: Identity,
+    row: StoredRun,
+    fields: readonly (keyof RunRecord)[],
+    sign: ((runId: string, name: string) => string) | null,
+    /** Leave s3_urls out when the run has no attachments (they were not selected). */
+    omitNoAttachments = false,
+  ): Partial<RunRecord> {
     const out: Record<string, unknown> = {};
     for (const f of fields) {
       const v = row[f];
@@ -172,6 +182,7 @@ export class RunsService {
       else if (f === 'events') out[f] = typeof v === 'string' && v !== '' ? JSON.parse(v) : [];
       else if (f === 'attachments') {
         const stored = (typeof v === 'string' && v !== '' ? JSON.parse(v) : {}) as Record<string, { mime_type: string }>;
+        if (omitNoAttachments && Object.keys(stored).length === 0) continue;
         out.s3_urls = Object.fromEntries(
           Object.entries(stored).map(([name, a]) => [`attachment.${name}`, { presigned_url: sign ? sign(String(row.id), name) : null, mime_type: a.mime_type }]),
         );
