@@ -250,6 +250,30 @@ describe('query: runs, stats and projects through HTTP', () => {
     expect((await svc.api(`/runs/${runId}`)).status).toBe(404);
   });
 
+  it('answers the token and cost breakdowns of usage_metadata as the SDKs read them (prompt/completion_token_details, *_cost_details)', async () => {
+    const id = randomUUID();
+    const t = '2026-11-20T13:00:00.000001Z';
+    const usage = {
+      input_tokens: 10, output_tokens: 20, total_tokens: 30,
+      input_token_details: { audio: 1, foo: 2 }, output_token_details: { reasoning: 3, foo: 4 },
+      input_cost_details: { audio: 1e-7, foo: 2e-7 }, output_cost_details: { reasoning: 3e-7, foo: 4e-7 },
+    };
+    // As run_tree.set(usage_metadata=...) sends it: in extra.metadata.
+    const run = { id, name: 'llm', run_type: 'llm', start_time: t, end_time: t, trace_id: id, dotted_order: seg(t, id), session_id: projectId, extra: { metadata: { usage_metadata: usage } }, outputs: { text: 'hi' } };
+    expect((await svc.api('/runs', { method: 'POST', json: run })).status).toBe(202);
+    const got = (await (await svc.api(`/runs/${id}`)).json()) as Json;
+    expect(got).toMatchObject({
+      prompt_token_details: { audio: 1, foo: 2 },
+      completion_token_details: { reasoning: 3, foo: 4 },
+      prompt_cost_details: { audio: 1e-7, foo: 2e-7 },
+      completion_cost_details: { reasoning: 3e-7, foo: 4e-7 },
+    });
+    const listed = await query({ id: [id], select: ['outputs', 'extra'] });
+    expect(listed.runs[0].completion_token_details).toEqual({ reasoning: 3, foo: 4 });
+    // Without usage_metadata the breakdowns are null.
+    expect(((await (await svc.api(`/runs/${traceIds[0]}`)).json()) as Json).prompt_token_details).toBeNull();
+  });
+
   it('keeps workspaces apart: another workspace sees none of these runs or projects', async () => {
 
     const other = await svc.app.get(IdentityService).createOrganization({ name: 'other' });

@@ -169,6 +169,11 @@ export type RunQuery = z.infer<typeof runQuerySchema>;
  */
 export const runResponseSchema = runRecordSchema.omit({ attachments: true }).extend({
   s3_urls: z.record(z.string(), z.object({ presigned_url: z.string().nullable(), mime_type: z.string() })).optional(),
+  /** The breakdowns of the run's usage_metadata (input/output_token_details, input/output_cost_details), when outputs and extra are read. */
+  prompt_token_details: z.record(z.string(), z.number()).nullable().optional(),
+  completion_token_details: z.record(z.string(), z.number()).nullable().optional(),
+  prompt_cost_details: z.record(z.string(), z.number()).nullable().optional(),
+  completion_cost_details: z.record(z.string(), z.number()).nullable().optional(),
 });
 export type RunResponse = z.infer<typeof runResponseSchema>;
 

@@ -9,6 +9,7 @@ import {
 } from '@th/contracts';
 import { DomainError, ErrorCode, ValidationFailed, forbidden, notFound } from '@th/platform';
 import { compileFilter, FilterSyntaxError } from '@th/run-filter';
+import { usageDetails } from '@th/llm';
 import { RunsRepository, type Condition, type StoredRun } from './runs.repository';
 import { FeedbackStatsRepository } from './feedback-stats.repository';
 import { RunAttachmentSigner } from './attachment-urls';
@@ -194,6 +195,8 @@ export class RunsService {
       else if (['total_tokens', 'prompt_tokens', 'completion_tokens'].includes(f)) out[f] = Number(v ?? 0);
       else out[f] = v ?? null;
     }
+    // The token and cost breakdowns of usage_metadata, answered where the SDK's Run reads them.
+    if (fields.includes('outputs') && fields.includes('extra')) Object.assign(out, usageDetails(out.outputs, out.extra));
     return out as Partial<RunRecord>;
   }
 }
