@@ -235,7 +235,8 @@ async function main() {
       LANGCHAIN_API_KEY: service.apiKey,
       LANGSMITH_TRACING: 'true',
     };
-    const base = ['-m', 'pytest', '-p', 'no:cacheprovider', '--rootdir', suites, '-c', path.join(suites, 'pyproject.toml')];
+    // preload_pydantic_v1 (stand-ins/): see its docstring.
+    const base = ['-m', 'pytest', '-p', 'no:cacheprovider', '-p', 'preload_pydantic_v1', '--rootdir', suites, '-c', path.join(suites, 'pyproject.toml')];
     const markerNames = Object.keys(markers);
     const marked = markerNames.length > 0 ? `(${markerNames.join(' or ')})` : null;
     // The tests of the listed markers, by file: collected only (counted, not run).
@@ -245,11 +246,8 @@ async function main() {
       for (const line of (r.stdout ?? '').split('\n')) if (/^tests\/\S+::/.test(line)) markedIds.push(line.trim());
     }
     const args = [
-      '-m', 'pytest',
-      // The suites' folder is read-only: no .pytest_cache, no bytecode (PYTHONDONTWRITEBYTECODE below).
-      '-p', 'no:cacheprovider',
-      '--rootdir', suites,
-      '-c', path.join(suites, 'pyproject.toml'),
+      // The suites' folder is read-only: no .pytest_cache (no:cacheprovider), no bytecode (PYTHONDONTWRITEBYTECODE).
+      ...base,
       `--timeout=${perTestTimeoutS}`,
       // SIGALRM fails the one test; the suites' own "thread" method ends the whole pytest process (and its report).
       '--timeout-method=signal',
