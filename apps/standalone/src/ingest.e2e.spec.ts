@@ -179,6 +179,12 @@ describe('ingest: every write path, through HTTP to ClickHouse and back', () => 
     const w = await bad('/runs', { method: 'POST', json: { id, name: 5, inputs: 'x' } }, 422);
     const locs = (w.detail as { loc: unknown[] }[]).map((d) => d.loc.join('.'));
     expect(locs).toEqual(expect.arrayContaining(['body.name', 'body.run_type', 'body.inputs']));
+    // a run_type outside the published API's (the Python SDK's test expects this 422), also in multipart
+    const t = await bad('/runs', { method: 'POST', json: { id, name: 'x', run_type: 'agent' } }, 422);
+    expect((t.detail as { loc: unknown[] }[]).map((d) => d.loc.join('.'))).toEqual(['body.run_type']);
+    const mpAgent = multipartBody([{ name: `post.${id}`, data: { id, name: 'x', run_type: 'agent', session_name: 'mp-proj' } }]);
+    await bad('/runs/multipart', { method: 'POST', body: mpAgent.body, headers: { 'content-type': mpAgent.contentType } }, 422);
+    expect((await svc.api(`/runs/${id}`)).status).toBe(404);
     // a batch with one bad item writes none of it
     const good = randomUUID();
     const b = await bad(

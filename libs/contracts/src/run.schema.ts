@@ -4,10 +4,14 @@ import { llmViewSchema } from './llm.schema';
 
 const nullish = <T extends z.ZodTypeAny>(t: T) => t.nullable().optional();
 
+/** The run types of the published API (a run of another type is refused with 422, as the SDKs expect). */
+export const RUN_TYPES = ['tool', 'chain', 'llm', 'retriever', 'embedding', 'prompt', 'parser'] as const;
+export type RunType = (typeof RUN_TYPES)[number];
+
 /** Fields a client may send for a run, shared by create and update. */
 const runFields = {
   name: z.string().max(1024),
-  run_type: z.string().min(1).max(64),
+  run_type: z.enum(RUN_TYPES),
   start_time: timestamp,
   end_time: nullish(timestamp),
   inputs: nullish(jsonObject),
