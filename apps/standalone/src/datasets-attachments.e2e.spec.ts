@@ -107,6 +107,11 @@ describe('example attachments through the standalone service', () => {
     // an update without attachments_operations keeps every attachment
     await client.updateExamples([{ id: withFiles.id, dataset_id: datasetId, metadata: { m: 1 } }]);
     expect(Object.keys((await client.readExample(withFiles.id)).attachments ?? {}).sort()).toEqual(['extra', 'picture']);
+    // new files without attachments_operations replace them (the Python SDK's update_example(attachments=...))
+    await client.updateExamples([{ id: withFiles.id, dataset_id: datasetId, attachments: { fresh: ['text/plain', new TextEncoder().encode('new')] } }]);
+    const replaced = await client.readExample(withFiles.id);
+    expect(Object.keys(replaced.attachments ?? {})).toEqual(['fresh']);
+    expect((await download(replaced.attachments!.fresh.presigned_url)).bytes.toString()).toBe('new');
 
     // the older version still has the old names and bytes
     const old = (await examplesOf(datasetId, versionBefore)).find((e) => e.id === withFiles.id)!;
@@ -182,6 +187,14 @@ describe('example attachments through the standalone service', () => {
     expect(Object.keys(unchanged.attachment_urls as Urls)).toEqual(['attachment.f']);
     expect(await blobCount(datasetId)).toBe(1);
     expect(audit.some((e) => e.operation === 'update_examples' && e.status === 'Failure' && e.resources.some((r) => r.id === id))).toBe(true);
+
+    // An update through another dataset's route is a 409 (the SDKs expect a conflict), an unknown example a 404; nothing changes.
+    const other = await createDataset();
+    const through = await post(other, [{ name: id, data: {} }, { name: `${id}.inputs`, data: { q: 2 } }], 'PATCH');
+    expect(through.status).toBe(409);
+    expect(await json(await svc.api(`/api/v1/examples/${id}`))).toMatchObject({ inputs: { q: 1 }, modified_at: before.modified_at });
+    const unknown = randomUUID();
+    expect((await post(datasetId, [{ name: unknown, data: {} }, { name: `${unknown}.inputs`, data: { q: 2 } }], 'PATCH')).status).toBe(404);
   });
 
   it('copies attachments on clone and removes the files of hard-deleted examples', async () => {

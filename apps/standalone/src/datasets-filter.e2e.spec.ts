@@ -61,6 +61,9 @@ describe('the examples filter language through the standalone service', () => {
     expect(await matching(`has(metadata, '{"foo":"bar","n":10}')`)).toEqual(['c']);
     expect(await matching(`has(metadata, '{"tags":["x"]}')`)).toEqual(['a']);
     expect(await matching('exists(metadata, "x")')).toEqual(['b', 'c']);
+    // The Python SDK quotes the first argument: has("metadata", '{"foo": "bar"}').
+    expect(await matching(`has("metadata", '{"foo": "bar", "n": 10}')`)).toEqual(['c']);
+    expect(await matching(`exists('metadata', "x")`)).toEqual(['b', 'c']);
     expect(await matching('and(eq(metadata.foo, "bar"), exists(metadata, "x"))')).toEqual(['c']);
     expect(await matching('or(eq(metadata.foo, "baz"), eq(metadata.n, "ten"))')).toEqual(['b', 'd']);
     expect(await matching('not(exists(metadata, "foo"))')).toEqual(['d', 'e']);
@@ -84,6 +87,7 @@ describe('the examples filter language through the standalone service', () => {
     await refused('gt(metadata.n, true)', /number or a string/);
     await refused(`has(metadata, '{bad json')`, /JSON value/);
     await refused('exists(metadata, 3)', /key string/);
+    await refused(`has("created_at", '{}')`, /takes metadata, inputs or outputs first/);
     await refused('and()', /at least one argument/);
     await refused('metadata.foo', /function call/);
     await refused('eq(metadata.foo, "a") extra', /unexpected/);

@@ -62,6 +62,10 @@ describe('feedback configs through the standalone service', () => {
     expect(patched.status).toBe(200);
     expect(await json(patched)).toMatchObject({ feedback_key: key, feedback_config: { type: 'continuous', min: 0, max: 10 }, is_lower_score_better: true });
     expect((await list(`?key=${key}`))[0]).toMatchObject({ feedback_config: { max: 10 }, is_lower_score_better: true });
+    // The same feedback_config again returns the stored config unchanged, is_lower_score_better included.
+    const same = await send('POST', '/api/v1/feedback-configs', { feedback_key: key, feedback_config: { type: 'continuous', min: 0, max: 10 }, is_lower_score_better: false });
+    expect(same.status).toBe(200);
+    expect(await json(same)).toMatchObject({ feedback_config: { max: 10 }, is_lower_score_better: true });
 
     expect((await send('DELETE', `/api/v1/feedback-configs?feedback_key=${key}`)).status).toBe(200);
     expect(await list(`?key=${key}`)).toEqual([]);
@@ -70,6 +74,19 @@ describe('feedback configs through the standalone service', () => {
     // a deleted key can be created again
     expect((await send('POST', '/api/v1/feedback-configs', { feedback_key: key, feedback_config: { type: 'freeform' } })).status).toBe(200);
     expect((await list(`?key=${key}`))[0].feedback_config).toEqual({ type: 'freeform' });
+  });
+
+  it('pages with limit and offset and filters by name_contains, as the Python SDK asks (list_feedback_configs)', async () => {
+    const prefix = `fcpage${randomUUID().slice(0, 6)}`;
+    for (const k of ['a', 'b', 'c']) {
+      expect((await send('POST', '/api/v1/feedback-configs', { feedback_key: `${prefix}-${k}`, feedback_config: { type: 'freeform' } })).status).toBe(200);
+    }
+    const page = async (limit: number, offset: number) =>
+      (await list(`?name_contains=${prefix.toUpperCase()}&limit=${limit}&offset=${offset}`)).map((c) => c.feedback_key);
+    expect(await page(2, 0)).toEqual([`${prefix}-a`, `${prefix}-b`]);
+    expect(await page(2, 2)).toEqual([`${prefix}-c`]);
+    expect(await page(2, 4)).toEqual([]);
+    expect((await list(`?key=${prefix}-b&limit=100&offset=0`)).map((c) => c.feedback_key)).toEqual([`${prefix}-b`]);
   });
 
   it('refuses bad inputs with 422 and writes nothing', async () => {
@@ -87,7 +104,9 @@ describe('feedback configs through the standalone service', () => {
     expect(malformed.status).toBe(422);
     await expect422(await send('PATCH', '/api/v1/feedback-configs', { feedback_config: { type: 'freeform' } }), 'body.feedback_key');
     await expect422(await send('DELETE', '/api/v1/feedback-configs'), 'query.feedback_key');
-    await expect422(await svc.api('/api/v1/feedback-configs?limit=abc'), 'query');
+    await expect422(await svc.api('/api/v1/feedback-configs?limit=abc'), 'query.limit');
+    await expect422(await svc.api('/api/v1/feedback-configs?limit=101'), 'query.limit');
+    await expect422(await svc.api('/api/v1/feedback-configs?offset=-1'), 'query.offset');
     expect(await list()).toEqual(before);
   });
 

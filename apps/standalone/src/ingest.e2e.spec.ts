@@ -141,8 +141,27 @@ describe('ingest: every write path, through HTTP to ClickHouse and back', () => 
         outputs: { answer: 42 },
         extra: { metadata: { ls_provider: 'openai', env: 'test' } },
         status: 'success',
-        attachments: { image: { mime_type: 'image/png', size: 4 } },
+        s3_urls: { 'attachment.image': { presigned_url: expect.stringMatching(/^\/public\/run-attachments\//), mime_type: 'image/png' } },
       });
+      expect(run).not.toHaveProperty('attachments');
+      // The SDKs download it without an API key, from the signed URL.
+      const url = (run.s3_urls as Record<string, { presigned_url: string }>)['attachment.image'].presigned_url;
+      const file = await fetch(`${svc.url}${url}`);
+      expect(file.status).toBe(200);
+      expect(file.headers.get('content-type')).toBe('image/png');
+      expect(Buffer.from(await file.arrayBuffer())).toEqual(Buffer.from([0x89, 0x50, 0x4e, 0x47]));
+      // list_runs answers the same URLs
+      const listed = (await (await svc.api('/runs/query', { method: 'POST', json: { id: [id] } })).json()) as { runs: Json[] };
+      expect(Object.keys(listed.runs[0].s3_urls as Json)).toEqual(['attachment.image']);
+      // ...whatever the select (the Python SDK's list_runs selects fields without them)
+      const selected = (await (await svc.api('/runs/query', { method: 'POST', json: { id: [id], select: ['name', 'outputs'] } })).json()) as { runs: Json[] };
+      expect(Object.keys(selected.runs[0].s3_urls as Json)).toEqual(['attachment.image']);
+      // A changed signature, another run or an expired URL is refused.
+      const tampered = url.replace(/signature=./, (m) => `signature=${m.endsWith('A') ? 'B' : 'A'}`);
+      expect((await fetch(`${svc.url}${tampered}`)).status).toBe(403);
+      expect((await fetch(`${svc.url}${url.replace(id, randomUUID())}`)).status).toBe(403);
+      expect((await fetch(`${svc.url}${url.replace(/expires=\d+/, 'expires=1000')}`)).status).toBe(403);
+      expect((await fetch(`${svc.url}${url.replace(/expires=\d+/, 'expires=soon')}`)).status).toBe(422);
     }
   });
 
@@ -160,6 +179,12 @@ describe('ingest: every write path, through HTTP to ClickHouse and back', () => 
     const w = await bad('/runs', { method: 'POST', json: { id, name: 5, inputs: 'x' } }, 422);
     const locs = (w.detail as { loc: unknown[] }[]).map((d) => d.loc.join('.'));
     expect(locs).toEqual(expect.arrayContaining(['body.name', 'body.run_type', 'body.inputs']));
+    // a run_type outside the published API's (the Python SDK's test expects this 422), also in multipart
+    const t = await bad('/runs', { method: 'POST', json: { id, name: 'x', run_type: 'agent' } }, 422);
+    expect((t.detail as { loc: unknown[] }[]).map((d) => d.loc.join('.'))).toEqual(['body.run_type']);
+    const mpAgent = multipartBody([{ name: `post.${id}`, data: { id, name: 'x', run_type: 'agent', session_name: 'mp-proj' } }]);
+    await bad('/runs/multipart', { method: 'POST', body: mpAgent.body, headers: { 'content-type': mpAgent.contentType } }, 422);
+    expect((await svc.api(`/runs/${id}`)).status).toBe(404);
     // a batch with one bad item writes none of it
     const good = randomUUID();
     const b = await bad(

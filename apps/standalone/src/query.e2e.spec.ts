@@ -112,9 +112,11 @@ describe('query: runs, stats and projects through HTTP', () => {
     const t = '2026-11-20T12:00:00.000001Z';
     const order = seg(t, id);
     expect((await svc.api('/runs', { method: 'POST', json: { id, name: 'named', run_type: 'tool', start_time: t, trace_id: id, dotted_order: order, session_name: 'named-runs' } })).status).toBe(202);
-    expect((await svc.api(`/runs/${id}`, { method: 'PATCH', json: { trace_id: id, dotted_order: order, end_time: '2026-11-20T12:00:01.000001Z', outputs: { v: 2 } } })).status).toBe(202);
+    // The Python SDK's update_run sends name: null and run_type: null: nulls mean no change.
+    const patch = { trace_id: id, dotted_order: order, end_time: '2026-11-20T12:00:01.000001Z', outputs: { v: 2 }, name: null, run_type: null, start_time: null };
+    expect((await svc.api(`/runs/${id}`, { method: 'PATCH', json: patch })).status).toBe(202);
     const patched = await query({ id: [id], select: ['status', 'outputs'] });
-    expect(patched.runs).toEqual([{ status: 'success', outputs: { v: 2 } }]);
+    expect(patched.runs).toEqual([{ id, name: 'named', run_type: 'tool', start_time: t, trace_id: id, status: 'success', outputs: { v: 2 } }]);
     // unknown ids only: an empty page
     expect(await query({ id: [randomUUID(), randomUUID()] })).toEqual({ runs: [], cursors: { next: null, prev: null } });
     // more ids than are located first: the general path answers the same
@@ -177,7 +179,8 @@ describe('query: runs, stats and projects through HTTP', () => {
 
   it('selects fields and pages with a cursor in either order', async () => {
     const sel = await query({ session: [projectId], select: ['name', 'total_tokens'], is_root: false, limit: 2 });
-    expect(Object.keys(sel.runs[0]).sort()).toEqual(['name', 'total_tokens']);
+    // The selected fields, plus those the SDKs' Run needs whatever the select.
+    expect(Object.keys(sel.runs[0]).sort()).toEqual(['id', 'name', 'run_type', 'start_time', 'total_tokens', 'trace_id']);
     const seen: string[] = [];
     let cursor: string | null = null;
     for (let i = 0; i < 10; i++) {
@@ -221,6 +224,17 @@ describe('query: runs, stats and projects through HTTP', () => {
     expect(got).toMatchObject({ id: projectId, name: 'q-proj', description: 'for queries', run_count: 10, error_rate: 0.1 });
     const byName = (await (await svc.api('/sessions?name=q-proj')).json()) as Json[];
     expect(byName.map((p) => p.id)).toEqual([projectId]);
+    // Booleans as the Python SDK writes them (str(False) is "False"), and as others do.
+    for (const no of ['False', 'false', '0', 'FALSE']) {
+      const res = await svc.api(`/sessions?name=q-proj&include_stats=${no}`);
+      expect(res.status).toBe(200);
+      expect(((await res.json()) as Json[])[0].run_count ?? null).toBeNull();
+    }
+    const withStats = await svc.api(`/sessions/${projectId}?include_stats=True`);
+    expect(((await withStats.json()) as Json).run_count).toBe(10);
+    const notBool = await svc.api('/sessions?include_stats=maybe');
+    expect(notBool.status).toBe(422);
+    expect(((await notBool.json()) as { detail: { loc: string[] }[] }).detail[0].loc).toEqual(['query', 'include_stats']);
     const patched = await svc.api(`/sessions/${projectId}`, { method: 'PATCH', json: { name: null, description: 'changed', end_time: null, extra: null } });
     expect(((await patched.json()) as Json).description).toBe('changed');
     expect((await svc.api('/sessions', { method: 'POST', json: { name: '' } })).status).toBe(422);
@@ -234,6 +248,30 @@ describe('query: runs, stats and projects through HTTP', () => {
     expect((await svc.api(`/sessions/${String(doomed.id)}`, { method: 'DELETE' })).status).toBe(202);
     expect((await svc.api(`/sessions/${String(doomed.id)}`)).status).toBe(404);
     expect((await svc.api(`/runs/${runId}`)).status).toBe(404);
+  });
+
+  it('answers the token and cost breakdowns of usage_metadata as the SDKs read them (prompt/completion_token_details, *_cost_details)', async () => {
+    const id = randomUUID();
+    const t = '2026-11-20T13:00:00.000001Z';
+    const usage = {
+      input_tokens: 10, output_tokens: 20, total_tokens: 30,
+      input_token_details: { audio: 1, foo: 2 }, output_token_details: { reasoning: 3, foo: 4 },
+      input_cost_details: { audio: 1e-7, foo: 2e-7 }, output_cost_details: { reasoning: 3e-7, foo: 4e-7 },
+    };
+    // As run_tree.set(usage_metadata=...) sends it: in extra.metadata.
+    const run = { id, name: 'llm', run_type: 'llm', start_time: t, end_time: t, trace_id: id, dotted_order: seg(t, id), session_id: projectId, extra: { metadata: { usage_metadata: usage } }, outputs: { text: 'hi' } };
+    expect((await svc.api('/runs', { method: 'POST', json: run })).status).toBe(202);
+    const got = (await (await svc.api(`/runs/${id}`)).json()) as Json;
+    expect(got).toMatchObject({
+      prompt_token_details: { audio: 1, foo: 2 },
+      completion_token_details: { reasoning: 3, foo: 4 },
+      prompt_cost_details: { audio: 1e-7, foo: 2e-7 },
+      completion_cost_details: { reasoning: 3e-7, foo: 4e-7 },
+    });
+    const listed = await query({ id: [id], select: ['outputs', 'extra'] });
+    expect(listed.runs[0].completion_token_details).toEqual({ reasoning: 3, foo: 4 });
+    // Without usage_metadata the breakdowns are null.
+    expect(((await (await svc.api(`/runs/${traceIds[0]}`)).json()) as Json).prompt_token_details).toBeNull();
   });
 
   it('keeps workspaces apart: another workspace sees none of these runs or projects', async () => {

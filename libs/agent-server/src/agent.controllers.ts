@@ -2,6 +2,7 @@ import { Body, Header, Controller, Delete, Get, Headers, HttpCode, Inject, Param
 import type { Request, Response } from 'express';
 import {
   agentRunCancelQuerySchema,
+  parseBooleanWord,
   agentRunJoinStreamQuerySchema,
   agentRunListQuerySchema,
   type AgentAssistant,
@@ -143,7 +144,7 @@ export class ThreadsController {
 
   @Get(':thread_id/state')
   state(@Param('thread_id') id: string, @Query('subgraphs') subgraphs?: string): Promise<AgentThreadState> {
-    return this.agents.getState(id, subgraphs === 'true' || subgraphs === '1');
+    return this.agents.getState(id, parseBooleanWord(subgraphs ?? '') === true);
   }
 
   @Patch(':thread_id/state')
@@ -177,7 +178,7 @@ export class ThreadsController {
 
   @Get(':thread_id/state/:checkpoint_id')
   stateAt(@Param('thread_id') id: string, @Param('checkpoint_id') checkpointId: string, @Query('subgraphs') subgraphs?: string): Promise<AgentThreadState> {
-    return this.agents.getStateAt(id, { checkpoint_id: checkpointId }, subgraphs === 'true' || subgraphs === '1');
+    return this.agents.getStateAt(id, { checkpoint_id: checkpointId }, parseBooleanWord(subgraphs ?? '') === true);
   }
 
   @Post(':thread_id/history')

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { queryBool } from '@th/contracts';
 
 const SECRET = Symbol('secret');
 
@@ -47,11 +48,8 @@ function isWrappedSecret(field: Record<symbol, boolean>): boolean {
 }
 
 export const port = (fallback: number) => z.coerce.number().int().min(0).max(65535).default(fallback);
-export const bool = (fallback: boolean) =>
-  z
-    .enum(['true', 'false', '1', '0'])
-    .default(fallback ? 'true' : 'false')
-    .transform((v) => v === 'true' || v === '1');
+/** A boolean setting, written the way query parameters are (true/false, 1/0, yes/no, on/off, any case). */
+export const bool = (fallback: boolean) => queryBool.default(fallback);
 
 export const DEFAULT_SERVICE_VERSION = '0.18.0';
 

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { zonedDateTime } from './common.schema';
+import { queryBool, zonedDateTime } from './common.schema';
 
 /**
  * The agent server ({deployment_url}): assistants, threads and runs as the published
@@ -86,10 +86,11 @@ export type AgentAssistantVersions = z.infer<typeof agentAssistantVersionsSchema
 export const agentAssistantSetLatestSchema = z.object({ version: z.number().int().min(1) }).strict();
 
 export const agentAssistantGraphQuerySchema = z
-  .object({ xray: z.union([z.enum(['true', 'false']).transform((v) => v === 'true'), z.coerce.number().int().min(0)]).default(false) })
+  // Digits are a depth (xray=1 is one level), any other word a boolean.
+  .object({ xray: z.union([z.string().regex(/^\d+$/).transform(Number), queryBool]).default(false) })
   .strict();
 
-export const agentAssistantSubgraphsQuerySchema = z.object({ recurse: z.enum(['true', 'false']).default('false').transform((v) => v === 'true') }).strict();
+export const agentAssistantSubgraphsQuerySchema = z.object({ recurse: queryBool.default(false) }).strict();
 
 export interface AgentAssistantVersion {
   assistant_id: string;
@@ -120,7 +121,7 @@ export interface AgentAssistant extends AgentAssistantVersion {
 /** DELETE /assistants/{id}: `delete_threads=true` also deletes the threads whose metadata names the assistant. */
 export const agentAssistantDeleteQuerySchema = z
   .object({
-    delete_threads: z.enum(['true', 'false', '1', '0']).default('false').transform((v) => v === 'true' || v === '1'),
+    delete_threads: queryBool.default(false),
   })
   .strict();
 
@@ -295,14 +296,14 @@ export const agentRunListQuerySchema = z
 
 export const agentRunCancelQuerySchema = z
   .object({
-    wait: z.enum(['0', '1', 'true', 'false']).default('0').transform((v) => v === '1' || v === 'true'),
+    wait: queryBool.default(false),
     action: z.enum(['interrupt', 'rollback']).default('interrupt'),
   })
   .strict();
 
 export const agentRunJoinStreamQuerySchema = z
   .object({
-    cancel_on_disconnect: z.enum(['0', '1', 'true', 'false']).default('0').transform((v) => v === '1' || v === 'true'),
+    cancel_on_disconnect: queryBool.default(false),
     stream_mode: z.string().optional(),
   })
   .strict();
@@ -498,14 +499,12 @@ export type AgentStorePut = z.infer<typeof agentStorePutSchema>;
 export const agentStoreDeleteSchema = z.object({ namespace: storeItemNamespace, key: storeKey }).strict();
 export type AgentStoreDelete = z.infer<typeof agentStoreDeleteSchema>;
 
-const queryBoolean = z.enum(['true', 'false', '1', '0']).transform((v) => v === 'true' || v === '1');
-
 /** GET /store/items?namespace=a.b&key=k[&refresh_ttl=true]: the client joins the labels with '.'. */
 export const agentStoreGetQuerySchema = z
   .object({
     namespace: z.string().transform((s) => s.split('.')).pipe(storeNamespace),
     key: storeKey,
-    refresh_ttl: queryBoolean.optional(),
+    refresh_ttl: queryBool.optional(),
   })
   .strict();
 export type AgentStoreGetQuery = z.infer<typeof agentStoreGetQuerySchema>;

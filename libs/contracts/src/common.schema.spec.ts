@@ -1,4 +1,4 @@
-import { isCalendarDateTime, isCanonicalIsoInRange, microsToIso, timestamp, toEpochMicros } from './common.schema';
+import { isCalendarDateTime, isCanonicalIsoInRange, microsToIso, parseBooleanWord, queryBool, timestamp, toEpochMicros } from './common.schema';
 
 /** The formatting microsToIso did before its arithmetic fast path: Date's, then the microseconds. */
 function viaDate(micros: number): string {
@@ -105,5 +105,29 @@ describe('timestamps of the calendar', () => {
     expect(toEpochMicros(Number.POSITIVE_INFINITY)).toBeNull();
     expect(toEpochMicros(Date.UTC(2300, 0, 1))).toBeNull();
     expect(timestamp.safeParse(1e20).success).toBe(false);
+  });
+});
+
+describe('queryBool', () => {
+  it('reads the words the published clients write, in any case', () => {
+    // Python's requests writes str(True) = "True"; the JS SDK writes "true"; others 1/0.
+    for (const w of ['true', 'True', 'TRUE', '1', 'yes', 'on', 't', 'Y', ' true ']) expect(queryBool.parse(w)).toBe(true);
+    for (const w of ['false', 'False', 'FALSE', '0', 'no', 'off', 'f', 'N']) expect(queryBool.parse(w)).toBe(false);
+    expect(queryBool.parse(true)).toBe(true);
+    expect(queryBool.parse(false)).toBe(false);
+  });
+
+  it('refuses anything else with a message naming the accepted words', () => {
+    for (const w of ['', 'maybe', '2', 'truee', '-1', 'null']) {
+      const r = queryBool.safeParse(w);
+      expect(r.success).toBe(false);
+      expect(r.error?.issues[0].message).toMatch(/valid boolean/);
+    }
+    expect(queryBool.safeParse(1).success).toBe(false);
+  });
+
+  it('parseBooleanWord tells a non-word apart from false', () => {
+    expect(parseBooleanWord('False')).toBe(false);
+    expect(parseBooleanWord('nope')).toBeUndefined();
   });
 });

@@ -149,6 +149,32 @@ export const zonedDateTime = (error?: string) =>
     error: `must be a date-time of the calendar, in the years ${TIMESTAMP_YEARS.min} to ${TIMESTAMP_YEARS.max}`,
   });
 
+/**
+ * The words a boolean query parameter (or setting) may be written as, in any letter case: what the published
+ * API's parser (pydantic) reads, so Python's `True`/`False` (str(bool)), JS's `true`, `1` and `0` all work.
+ */
+const TRUE_WORDS = new Set(['true', '1', 'yes', 'y', 'on', 't']);
+const FALSE_WORDS = new Set(['false', '0', 'no', 'n', 'off', 'f']);
+
+/** The boolean a query-string word means, or undefined when it is none of the words above. */
+export function parseBooleanWord(word: string): boolean | undefined {
+  const w = word.trim().toLowerCase();
+  if (TRUE_WORDS.has(w)) return true;
+  if (FALSE_WORDS.has(w)) return false;
+  return undefined;
+}
+
+/** A boolean query parameter (a JSON boolean is taken too, for bodies that share a schema with a query). */
+export const queryBool = z.union([z.boolean(), z.string()]).transform((v, ctx) => {
+  if (typeof v === 'boolean') return v;
+  const b = parseBooleanWord(v);
+  if (b === undefined) {
+    ctx.addIssue({ code: 'custom', message: 'Input should be a valid boolean (true, false, 1, 0, yes, no, on or off)' });
+    return z.NEVER;
+  }
+  return b;
+});
+
 export const jsonObject = z.record(z.string(), z.unknown());
 
 export const validationErrorSchema = z.object({

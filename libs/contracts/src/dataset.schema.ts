@@ -1,9 +1,6 @@
 import { z } from 'zod';
-import { jsonObject, timestamp, uuid } from './common.schema';
+import { jsonObject, queryBool, timestamp, uuid } from './common.schema';
 
-const queryBool = z
-  .union([z.boolean(), z.enum(['true', 'false', '1', '0'])])
-  .transform((v) => v === true || v === 'true' || v === '1');
 const queryArray = <T extends z.ZodTypeAny>(t: T) =>
   z.union([t, z.array(t)]).transform((v) => (Array.isArray(v) ? v : [v]) as z.infer<T>[]);
 

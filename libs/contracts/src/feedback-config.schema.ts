@@ -33,8 +33,15 @@ export type FeedbackConfigUpdate = z.infer<typeof feedbackConfigUpdateSchema>;
 
 const keyList = z.preprocess((v) => (v === undefined ? undefined : Array.isArray(v) ? v : [v]), z.array(feedbackKey).max(100).optional());
 
-/** GET /feedback-configs?key=a&key=b (all of the workspace's configs without a key). */
-export const feedbackConfigListQuerySchema = z.object({ key: keyList }).strict();
+/** GET /feedback-configs?key=a&key=b&name_contains=..&limit=..&offset=.. (the SDK pages with limit and offset). */
+export const feedbackConfigListQuerySchema = z
+  .object({
+    key: keyList,
+    name_contains: z.string().max(180).optional(),
+    limit: z.coerce.number().int().min(1).max(100).default(100),
+    offset: z.coerce.number().int().min(0).max(1_000_000).default(0),
+  })
+  .strict();
 export type FeedbackConfigListQuery = z.infer<typeof feedbackConfigListQuerySchema>;
 
 /** DELETE /feedback-configs?feedback_key=... */

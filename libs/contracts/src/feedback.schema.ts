@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { jsonObject, microsToIso, timestamp, uuid, type ValidationErrorItem } from './common.schema';
+import { jsonObject, microsToIso, queryBool, timestamp, uuid, type ValidationErrorItem } from './common.schema';
 
 /** The run id stored for project-level feedback (run_id null): the sorting key has no nullable column. */
 export const NO_RUN_ID = '00000000-0000-0000-0000-000000000000';
@@ -118,7 +118,6 @@ export const feedbackIdParamSchema = z.object({ feedback_id: uuid });
 
 const queryArray = <T extends z.ZodTypeAny>(t: T) =>
   z.union([t, z.array(t)]).transform((v) => (Array.isArray(v) ? v : [v]) as z.infer<T>[]);
-const queryBool = z.union([z.boolean(), z.enum(['true', 'false', '1', '0'])]).transform((v) => v === true || v === 'true' || v === '1');
 
 /** GET /feedback: every filter may repeat (the SDK repeats run, key and source). */
 export const feedbackListQuerySchema = z.object({

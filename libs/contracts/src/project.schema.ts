@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { jsonObject, timestamp, uuid } from './common.schema';
+import { jsonObject, queryBool, timestamp, uuid } from './common.schema';
 
 export const projectCreateSchema = z.object({
   id: uuid.optional(),
@@ -25,9 +25,6 @@ export const projectUpdateSchema = z.object({
 });
 export type ProjectUpdate = z.infer<typeof projectUpdateSchema>;
 
-const queryBool = z
-  .union([z.boolean(), z.enum(['true', 'false', '1', '0'])])
-  .transform((v) => v === true || v === 'true' || v === '1');
 const queryArray = <T extends z.ZodTypeAny>(t: T) =>
   z.union([t, z.array(t)]).transform((v) => (Array.isArray(v) ? v : [v]) as z.infer<T>[]);
 

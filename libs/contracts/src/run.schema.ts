@@ -4,10 +4,14 @@ import { llmViewSchema } from './llm.schema';
 
 const nullish = <T extends z.ZodTypeAny>(t: T) => t.nullable().optional();
 
+/** The run types of the published API (a run of another type is refused with 422, as the SDKs expect). */
+export const RUN_TYPES = ['tool', 'chain', 'llm', 'retriever', 'embedding', 'prompt', 'parser'] as const;
+export type RunType = (typeof RUN_TYPES)[number];
+
 /** Fields a client may send for a run, shared by create and update. */
 const runFields = {
   name: z.string().max(1024),
-  run_type: z.string().min(1).max(64),
+  run_type: z.enum(RUN_TYPES),
   start_time: timestamp,
   end_time: nullish(timestamp),
   inputs: nullish(jsonObject),
@@ -36,15 +40,19 @@ export const runCreateSchema = z.object({
 });
 export type RunCreate = z.infer<typeof runCreateSchema>;
 
+/** A null in an update means "no change" (the Python SDK's update_run sends `name: null, run_type: null`). */
 export const runUpdateSchema = z.object({
   id: uuid.optional(),
-  ...Object.fromEntries(Object.entries(runFields).map(([k, v]) => [k, (v as z.ZodTypeAny).optional()])),
-}) as unknown as z.ZodObject<{ id: z.ZodOptional<typeof uuid> } & { [K in keyof typeof runFields]: z.ZodOptional<(typeof runFields)[K]> }>;
+  ...Object.fromEntries(Object.entries(runFields).map(([k, v]) => [k, (v as z.ZodTypeAny).nullable().optional()])),
+}) as unknown as z.ZodObject<{ id: z.ZodOptional<typeof uuid> } & { [K in keyof typeof runFields]: z.ZodOptional<z.ZodNullable<(typeof runFields)[K]>> }>;
 export type RunUpdate = z.infer<typeof runUpdateSchema>;
 
 /** A batch item must name its run. */
 export const runUpdateWithIdSchema = runUpdateSchema.extend({ id: uuid });
 export const runCreateWithIdSchema = runCreateSchema;
+
+/** GET /public/run-attachments/{tenant_id}/{run_id}/{name}?expires=..&signature=..: a run attachment's download URL (`s3_urls`). */
+export const runAttachmentDownloadParamSchema = z.object({ tenant_id: uuid, run_id: uuid, name: z.string().min(1).max(1024) });
 
 export const runBatchSchema = z.object({
   post: z.array(runCreateSchema).optional().default([]),
@@ -159,8 +167,22 @@ const runQueryShape = z.object({
 export const runQuerySchema = runQueryShape.superRefine(boundQueryValues);
 export type RunQuery = z.infer<typeof runQuerySchema>;
 
+/**
+ * A run as GET /runs/{id} and POST /runs/query answer it: the stored `attachments` (the name selecting them)
+ * are answered as the SDKs read them, `s3_urls` with signed download URLs that need no API key.
+ */
+export const runResponseSchema = runRecordSchema.omit({ attachments: true }).extend({
+  s3_urls: z.record(z.string(), z.object({ presigned_url: z.string().nullable(), mime_type: z.string() })).optional(),
+  /** The breakdowns of the run's usage_metadata (input/output_token_details, input/output_cost_details), when outputs and extra are read. */
+  prompt_token_details: z.record(z.string(), z.number()).nullable().optional(),
+  completion_token_details: z.record(z.string(), z.number()).nullable().optional(),
+  prompt_cost_details: z.record(z.string(), z.number()).nullable().optional(),
+  completion_cost_details: z.record(z.string(), z.number()).nullable().optional(),
+});
+export type RunResponse = z.infer<typeof runResponseSchema>;
+
 export const runQueryResponseSchema = z.object({
-  runs: z.array(runRecordSchema.partial()),
+  runs: z.array(runResponseSchema.partial()),
   cursors: z.object({ next: z.string().nullable(), prev: z.string().nullable().optional() }),
 });
 

@@ -75,8 +75,8 @@ export async function storeUploads(m: EntityManager, tenantId: string, datasetId
 }
 
 /**
- * The attachments of an updated example: the old ones kept by `ops` (all of them without ops), renamed, plus the
- * new uploads. Errors name the attachments that `ops` refers to but the example does not have.
+ * The attachments of an updated example: the old ones kept by `ops` (without ops: all of them when nothing is
+ * uploaded, none when files are), renamed, plus the new uploads. Errors name the attachments that `ops` refers to but the example does not have.
  */
 export function nextAttachments(
   old: AttachmentMap | null,
@@ -87,7 +87,8 @@ export function nextAttachments(
   const current = old ?? {};
   const errors: ValidationErrorItem[] = [];
   let kept: AttachmentMap;
-  if (ops == null) kept = { ...current };
+  // Without operations, new files replace the example's attachments (what the SDKs expect); no files keep them.
+  if (ops == null) kept = Object.keys(uploaded).length > 0 ? {} : { ...current };
   else {
     kept = {};
     for (const name of ops.retain ?? []) {

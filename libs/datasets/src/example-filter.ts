@@ -113,6 +113,12 @@ export function compileExampleFilter(filter: string, params: unknown[]): string 
     if (name === 'outputs') return `coalesce(e.outputs, '{}'::jsonb)`;
     return fail(`unsupported field "${name}" at position ${pos}: filters work on metadata, inputs and outputs`);
   };
+  /** The first argument of has() and exists(): metadata, inputs or outputs, bare or quoted (the Python SDK writes has("metadata", '{...}')). */
+  const rootArg = (n: Node, fn: string): string => {
+    if (n.kind === 'field' && n.path.length === 1) return root(n.path[0], n.pos);
+    if (n.kind === 'value' && typeof n.value === 'string' && ROOTS.has(n.value)) return root(n.value, n.pos);
+    return fail(`${fn}() takes metadata, inputs or outputs first (position ${n.pos})`);
+  };
   const field = (n: Node): string => {
     if (n.kind !== 'field' || n.path.length < 2 || !ROOTS.has(n.path[0])) {
       return fail(`expected a field like metadata.<key> at position ${n.pos}`);
@@ -156,8 +162,7 @@ export function compileExampleFilter(filter: string, params: unknown[]): string 
       }
       case 'has': {
         arity(n, 2);
-        const target = n.args[0];
-        if (target.kind !== 'field' || target.path.length !== 1) fail(`has() takes metadata, inputs or outputs first (position ${target.pos})`);
+        const target = rootArg(n.args[0], 'has');
         const raw = value(n.args[1]);
         let parsed: unknown;
         try {
@@ -165,15 +170,14 @@ export function compileExampleFilter(filter: string, params: unknown[]): string 
         } catch {
           fail(`has() needs a JSON value (position ${n.args[1].pos})`);
         }
-        return `(${root(target.path[0], target.pos)} @> ${bind(JSON.stringify(parsed))}::jsonb)`;
+        return `(${target} @> ${bind(JSON.stringify(parsed))}::jsonb)`;
       }
       case 'exists': {
         arity(n, 2);
-        const target = n.args[0];
-        if (target.kind !== 'field' || target.path.length !== 1) fail(`exists() takes metadata, inputs or outputs first (position ${target.pos})`);
+        const target = rootArg(n.args[0], 'exists');
         const key = value(n.args[1]);
         if (typeof key !== 'string') fail(`exists() needs a key string (position ${n.args[1].pos})`);
-        return `((${root(target.path[0], target.pos)} -> ${bind(key)}::text) IS NOT NULL)`;
+        return `((${target} -> ${bind(key)}::text) IS NOT NULL)`;
       }
       default:
         return fail(`unsupported filter function "${n.name}" at position ${n.pos}; supported: eq, neq, gt, gte, lt, lte, has, exists, and, or, not`);

@@ -205,7 +205,7 @@ export class ExamplesService {
     const ids = updates.map((u) => u.id);
     if (new Set(ids).size !== ids.length) throw new ValidationFailed([{ loc: ['body'], msg: 'an example id appears twice', type: 'value_error' }]);
     return this.store.inTx(undefined, async (m) => {
-      const datasets = await this.lockDatasetsOf(m, identity, ids, datasetId);
+      const datasets = await this.lockDatasetsOf(m, identity, ids, datasetId, true);
       const current = new Map((await this.store.currentExamples(m, identity.tenant_id, ids, true)).map((r) => [r.id, r]));
       const errors: ValidationErrorItem[] = [];
       const next: ExampleRow[] = updates.map((u, i) => {
@@ -249,11 +249,17 @@ export class ExamplesService {
     return out;
   }
 
-  /** Locks (FOR UPDATE, in id order) the datasets holding these current examples; 404 when one is not found. */
-  private async lockDatasetsOf(m: EntityManager, identity: Identity, ids: string[], datasetId?: string): Promise<Map<string, DatasetRow>> {
+  /**
+   * Locks (FOR UPDATE, in id order) the datasets holding these current examples; 404 when one is not found or is
+   * in another dataset than `datasetId`, or 409 for the latter with `conflictElsewhere` (example updates: the SDKs
+   * expect a conflict there).
+   */
+  private async lockDatasetsOf(m: EntityManager, identity: Identity, ids: string[], datasetId?: string, conflictElsewhere = false): Promise<Map<string, DatasetRow>> {
     const rows = await this.store.currentExamples(m, identity.tenant_id, ids, false);
     const found = new Map(rows.map((r) => [r.id, r.dataset_id]));
-    const missing = ids.find((id) => !found.has(id) || (datasetId !== undefined && found.get(id) !== datasetId));
+    const elsewhere = datasetId === undefined ? undefined : ids.find((id) => found.has(id) && found.get(id) !== datasetId);
+    if (elsewhere && conflictElsewhere) throw conflict(`Example ${elsewhere} belongs to another dataset than ${datasetId}`);
+    const missing = ids.find((id) => !found.has(id) || id === elsewhere);
     if (missing) throw notFound(`Example ${missing}`);
     const out = new Map<string, DatasetRow>();
     for (const dsId of [...new Set(found.values())].sort()) {

@@ -23,17 +23,31 @@ function fromRow(r: Row): FeedbackConfigRecord {
   };
 }
 
+/** A page of the list (GET /feedback-configs): keys containing `name_contains` (any case), `limit` from `offset` in key order. */
+export interface FeedbackConfigPage {
+  name_contains?: string;
+  limit?: number;
+  offset?: number;
+}
+
 /** The only code that speaks SQL to feedback_configs; every query is bound to a workspace and reads merged rows (FINAL). */
 @Injectable()
 export class FeedbackConfigRepository {
   private lastVersion = 0;
   constructor(private readonly ch: ClickHouse) {}
 
-  async list(tenant: string, keys?: string[]): Promise<FeedbackConfigRecord[]> {
+  async list(tenant: string, keys?: string[], page: FeedbackConfigPage = {}): Promise<FeedbackConfigRecord[]> {
     const byKey = keys && keys.length > 0 ? ' AND feedback_key IN {keys:Array(String)}' : '';
+    const byName = page.name_contains ? ' AND positionCaseInsensitive(feedback_key, {name_contains:String}) > 0' : '';
+    const paged = page.limit !== undefined ? ' LIMIT {limit:UInt32} OFFSET {offset:UInt32}' : '';
     const rows = await this.ch.query<Row>(
-      `SELECT ${COLUMNS} FROM feedback_configs FINAL WHERE tenant_id = {tenant:UUID} AND is_deleted = 0${byKey} ORDER BY feedback_key`,
-      { tenant, ...(byKey ? { keys } : {}) },
+      `SELECT ${COLUMNS} FROM feedback_configs FINAL WHERE tenant_id = {tenant:UUID} AND is_deleted = 0${byKey}${byName} ORDER BY feedback_key${paged}`,
+      {
+        tenant,
+        ...(byKey ? { keys } : {}),
+        ...(byName ? { name_contains: page.name_contains } : {}),
+        ...(paged ? { limit: page.limit, offset: page.offset ?? 0 } : {}),
+      },
     );
     return rows.map(fromRow);
   }

@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { feedbackConfigProblems, type FeedbackConfig, type FeedbackConfigCreate, type FeedbackConfigRecord, type FeedbackConfigUpdate, type Identity } from '@th/contracts';
 import { ValidationFailed, conflict, notFound } from '@th/platform';
-import { FeedbackConfigRepository } from './feedback-config.repository';
+import { FeedbackConfigRepository, type FeedbackConfigPage } from './feedback-config.repository';
 
 const sameConfig = (a: FeedbackConfig, b: FeedbackConfig): boolean =>
   a.type === b.type && (a.min ?? null) === (b.min ?? null) && (a.max ?? null) === (b.max ?? null) && JSON.stringify(a.categories ?? null) === JSON.stringify(b.categories ?? null);
@@ -16,8 +16,8 @@ export class FeedbackConfigService {
 
   constructor(private readonly repo: FeedbackConfigRepository) {}
 
-  list(identity: Identity, keys?: string[]): Promise<FeedbackConfigRecord[]> {
-    return this.repo.list(identity.tenant_id, keys);
+  list(identity: Identity, keys?: string[], page?: FeedbackConfigPage): Promise<FeedbackConfigRecord[]> {
+    return this.repo.list(identity.tenant_id, keys, page);
   }
 
   /** The stored config of a key, or null. */
@@ -25,13 +25,16 @@ export class FeedbackConfigService {
     return this.repo.get(tenantId, key);
   }
 
-  /** Creates the key's config; repeating an identical create returns the stored one, a different one is 409 (PATCH changes it). */
+  /**
+   * Creates the key's config; a create with the same feedback_config returns the stored one unchanged (whatever its
+   * is_lower_score_better: the Python SDK sends false by default), a different feedback_config is 409 (PATCH changes it).
+   */
   create(identity: Identity, body: FeedbackConfigCreate): Promise<FeedbackConfigRecord> {
     return this.serialized(identity.tenant_id, body.feedback_key, async () => {
       const existing = await this.repo.get(identity.tenant_id, body.feedback_key);
       const lower = body.is_lower_score_better ?? null;
       if (existing) {
-        if (sameConfig(existing.feedback_config, body.feedback_config) && (lower === null || lower === existing.is_lower_score_better)) return existing;
+        if (sameConfig(existing.feedback_config, body.feedback_config)) return existing;
         throw conflict(`A feedback config for key ${JSON.stringify(body.feedback_key)} already exists; PATCH /feedback-configs changes it`);
       }
       const rec: FeedbackConfigRecord = {

@@ -68,7 +68,8 @@ export class FeedbackConfigsController {
 
   @Get()
   list(@CurrentIdentity() identity: Identity, @Query() query: unknown): Promise<FeedbackConfigRecord[]> {
-    return this.configs.list(identity, parseOrThrow(feedbackConfigListQuerySchema, query, ['query']).key);
+    const q = parseOrThrow(feedbackConfigListQuerySchema, query, ['query']);
+    return this.configs.list(identity, q.key, { name_contains: q.name_contains, limit: q.limit, offset: q.offset });
   }
 
   @Post()

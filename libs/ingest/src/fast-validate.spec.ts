@@ -30,6 +30,7 @@ const variants: Record<string, unknown>[] = [
   { ...base, name: 'n'.repeat(1025) },
   { ...base, run_type: '' },
   { ...base, run_type: 'r'.repeat(65) },
+  { ...base, run_type: 'agent' },
   { ...base, start_time: '2026-11-22T04:04:29Z' },
   { ...base, start_time: '2026-13-22T04:04:29.623001Z' },
   { ...base, start_time: 'yesterday' },

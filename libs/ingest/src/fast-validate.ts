@@ -1,4 +1,4 @@
-import { isCanonicalIsoInRange, microsToIso, toEpochMicros, type RunBatch, type RunCreate, type RunUpdate } from '@th/contracts';
+import { RUN_TYPES, isCanonicalIsoInRange, microsToIso, toEpochMicros, type RunBatch, type RunCreate, type RunUpdate } from '@th/contracts';
 import { EventLoopPacer } from '@th/platform';
 
 /**
@@ -10,6 +10,7 @@ import { EventLoopPacer } from '@th/platform';
  * produces the result or the 422 with its locations. fast-validate.spec.ts checks both agree.
  */
 
+const RUN_TYPE_SET: ReadonlySet<string> = new Set(RUN_TYPES);
 const UUID_RE = /^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$/;
 const FAIL = Symbol('fail');
 type Out = unknown | typeof FAIL;
@@ -54,7 +55,7 @@ interface Field {
 // runFields of run.schema.ts, in the same order (zod's output follows the shape's order).
 const FIELDS: Field[] = [
   { key: 'name', check: str(1024), nullable: false, requiredOnCreate: true },
-  { key: 'run_type', check: str(64, 1), nullable: false, requiredOnCreate: true },
+  { key: 'run_type', check: (v) => (typeof v === 'string' && RUN_TYPE_SET.has(v) ? v : FAIL), nullable: false, requiredOnCreate: true },
   { key: 'start_time', check: timestamp, nullable: false, requiredOnCreate: false },
   { key: 'end_time', check: timestamp, nullable: true, requiredOnCreate: false },
   { key: 'inputs', check: jsonObject, nullable: true, requiredOnCreate: false },

@@ -159,7 +159,7 @@ describe('model, usage and tokens', () => {
       'émigré naïve 東京 🙂🙂 Привет мир ﷽',
       'before<|endoftext|>after <|endoftext|><|endoftext|> tail',
       "It's don't we'll I'M THEY'RE",
-      JSON.stringify({ prompt: 'x'.repeat(300), nested: { a: [true, null, 1e21] } }),
+      JSON.stringify({ prompt: 'x'.repeat(120), nested: { a: [true, null, 1e21] } }),
       '',
     ];
     // Random strings over an alphabet with the pattern's edge cases: spaces, newlines, apostrophes, digits, unicode.
@@ -170,6 +170,22 @@ describe('model, usage and tokens', () => {
     for (const [model, enc] of Object.entries(encoders)) {
       for (const text of [...fixed, ...random, ...fixed]) expect(countTokens(text, model)).toBe(enc.encode(text, 'all').length);
     }
+  });
+
+  it('estimates pieces too long to byte-pair encode from their size, in time linear in the text', () => {
+    // One "word" of 200,000 rare letters, and the same cut into 100-letter words: either took minutes before.
+    let rare = '';
+    for (let i = 0; i < 200_000; i++) rare += String.fromCodePoint(0x4e00 + ((i * 7919) % 20_000));
+    const spaced = rare.replace(/(.{100})/gu, '$1 ');
+    const t0 = Date.now();
+    expect(countTokens(rare, 'gpt-4o')).toBe(Math.ceil(Buffer.byteLength(rare) / 4));
+    const n = countTokens(spaced, 'gpt-4o');
+    expect(Date.now() - t0).toBeLessThan(15_000);
+    // The first pieces are encoded (up to the budget), the rest estimated: a count in the text's order of size.
+    expect(n).toBeGreaterThan(spaced.length / 4);
+    expect(n).toBeLessThan(Buffer.byteLength(spaced));
+    // Short pieces stay exact.
+    expect(countTokens('hello world', 'gpt-4o')).toBe(2);
   });
 
   it('estimates tokens with the real tokenizer of the model', () => {

@@ -19,6 +19,21 @@ const { Tiktoken } = load('js-tiktoken/lite') as { Tiktoken: TiktokenCtor };
 
 /** Pieces whose token count is remembered, per encoding; the memo starts over when it is full. */
 const PIECE_MEMO_ENTRIES = 50_000;
+/**
+ * Longest piece (in UTF-16 units) that is byte-pair encoded. js-tiktoken's merge is quadratic in a piece's
+ * bytes (a 64-character piece of rare CJK takes ~9 ms, 512 characters ~0.3 s), and one pattern piece can be
+ * a whole text without spaces: a longer piece is estimated from its UTF-8 size instead.
+ */
+const MAX_ENCODED_PIECE = 128;
+/**
+ * Characters of pieces not seen before that one text may have byte-pair encoded (the rest is estimated):
+ * bounds a text's CPU (an SDK test sends every Unicode code point in one string; that took minutes).
+ */
+const ENCODE_BUDGET_CHARS = 32_768;
+/** Above this length, a text whose pieces cannot all be counted alone is still counted piece by piece (never whole). */
+const MAX_WHOLE_TEXT = 4_096;
+/** UTF-8 bytes per token assumed for a piece too long to encode (OpenAI's rule of thumb for English). */
+const BYTES_PER_TOKEN = 4;
 
 /**
  * Counts tokens exactly as the encoder's encode(text, 'all') would, memoizing the count of each
@@ -36,6 +51,8 @@ class TokenCounter {
   private readonly first: RegExp;
   private readonly special: RegExp | null;
   private readonly memo = new Map<string, number>();
+  /** What is left of ENCODE_BUDGET_CHARS for the text being counted. */
+  private budget = 0;
 
   constructor(r: Ranks) {
     this.enc = new Tiktoken(r);
@@ -46,37 +63,53 @@ class TokenCounter {
   }
 
   count(text: string): number {
+    this.budget = ENCODE_BUDGET_CHARS;
     let total = 0;
     let start = 0;
     if (this.special) {
       this.special.lastIndex = 0;
       for (let m = this.special.exec(text); m !== null; m = this.special.exec(text)) {
         const n = this.stretch(text.slice(start, m.index));
-        if (n < 0) return this.enc.encode(text, 'all').length;
+        if (n < 0) return this.whole(text);
         total += n + 1;
         start = m.index + m[0].length;
       }
     }
     const n = this.stretch(start === 0 ? text : text.slice(start));
-    return n < 0 ? this.enc.encode(text, 'all').length : total + n;
+    return n < 0 ? this.whole(text) : total + n;
   }
 
-  /** Tokens of a stretch without special tokens, or -1 when a piece cannot be counted on its own. */
-  private stretch(s: string): number {
+  /** The encoder's own count of a text; a long one is counted piece by piece, each piece alone. */
+  private whole(text: string): number {
+    if (text.length <= MAX_WHOLE_TEXT) return this.enc.encode(text, 'all').length;
+    return this.stretch(text, true);
+  }
+
+  /**
+   * Tokens of a stretch without special tokens, or -1 when a piece cannot be counted on its own. With
+   * `approximate`, such a piece is counted alone all the same, and a position where no piece starts
+   * estimates the rest.
+   */
+  private stretch(s: string, approximate = false): number {
     let total = 0;
     // The encoder's pattern covers every character, so its pieces follow one another: each is the match
     // starting where the previous one ended. A position where none starts (or an empty match) is left
     // to the encoder itself.
     for (let pos = 0; pos < s.length; ) {
       this.piece.lastIndex = pos;
-      if (!this.piece.test(s) || this.piece.lastIndex <= pos) return -1;
+      if (!this.piece.test(s) || this.piece.lastIndex <= pos) return approximate ? total + estimate(s.slice(pos)) : -1;
       const p = s.slice(pos, this.piece.lastIndex);
       pos = this.piece.lastIndex;
       let n = this.memo.get(p);
+      if (n === undefined && (p.length > MAX_ENCODED_PIECE || p.length > this.budget)) {
+        total += estimate(p);
+        continue;
+      }
       if (n === undefined) {
+        this.budget -= p.length;
         // Encoded alone, the piece must be one piece again for its count to be the count in context.
         const alone = this.first.exec(p);
-        if (alone === null || alone[0] !== p) return -1;
+        if (!approximate && (alone === null || alone[0] !== p)) return -1;
         n = this.enc.encode(p, 'all').length;
         if (this.memo.size >= PIECE_MEMO_ENTRIES) this.memo.clear();
         this.memo.set(p, n);
@@ -85,6 +118,10 @@ class TokenCounter {
     }
     return total;
   }
+}
+
+function estimate(s: string): number {
+  return Math.ceil(Buffer.byteLength(s, 'utf8') / BYTES_PER_TOKEN);
 }
 
 let cl100k: TokenCounter | null = null;

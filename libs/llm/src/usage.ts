@@ -75,19 +75,47 @@ function fromProviderUsage(u: Obj): Usage | null {
 }
 
 /**
- * Usage of a run: usage_metadata on the run (extra.metadata, as the SDK sets it, or a top-level key of
- * the outputs), on the last output message of the spec's format, then the provider's own usage block.
+ * The usage_metadata object a run reports, as sent: on the run (extra.metadata, as the SDK sets it, or a
+ * top-level key of the outputs), else on the last output message of the spec's format.
  */
-export function extractUsage(outputs: unknown, extra: unknown): Usage | null {
+export function findUsageMetadata(outputs: unknown, extra: unknown): Obj | null {
   const out = isObj(outputs) ? outputs : {};
   const meta = isObj(extra) && isObj(extra.metadata) ? extra.metadata : {};
   const runLevel = [isObj(extra) ? extra.usage_metadata : undefined, meta.usage_metadata, out.usage_metadata];
-  for (const u of runLevel) if (isObj(u)) return fromUsageMetadata(u);
+  for (const u of runLevel) if (isObj(u)) return u;
   const messages = Array.isArray(out.messages) ? out.messages : [];
   for (let i = messages.length - 1; i >= 0; i--) {
     const m = messages[i];
-    if (isObj(m) && isObj(m.usage_metadata)) return fromUsageMetadata(m.usage_metadata);
+    if (isObj(m) && isObj(m.usage_metadata)) return m.usage_metadata;
   }
+  return null;
+}
+
+/** Usage of a run: its usage_metadata (findUsageMetadata), else the provider's own usage block in the outputs. */
+export function extractUsage(outputs: unknown, extra: unknown): Usage | null {
+  const u = findUsageMetadata(outputs, extra);
+  if (u) return fromUsageMetadata(u);
+  const out = isObj(outputs) ? outputs : {};
   if (isObj(out.usage)) return fromProviderUsage(out.usage);
   return null;
+}
+
+/**
+ * The token and cost breakdowns of a run's usage_metadata as the SDKs read them on a run (every numeric key
+ * kept, not only the ones priced): prompt/completion_token_details and prompt/completion_cost_details.
+ */
+export function usageDetails(outputs: unknown, extra: unknown): Record<'prompt_token_details' | 'completion_token_details' | 'prompt_cost_details' | 'completion_cost_details', Record<string, number> | null> {
+  const u = findUsageMetadata(outputs, extra) ?? {};
+  const numbers = (v: unknown): Record<string, number> | null => {
+    if (!isObj(v)) return null;
+    const o: Record<string, number> = {};
+    for (const [k, n] of Object.entries(v)) if (num(n) !== null) o[k] = n as number;
+    return Object.keys(o).length > 0 ? o : null;
+  };
+  return {
+    prompt_token_details: numbers(u.input_token_details),
+    completion_token_details: numbers(u.output_token_details),
+    prompt_cost_details: numbers(u.input_cost_details),
+    completion_cost_details: numbers(u.output_cost_details),
+  };
 }

@@ -4,7 +4,8 @@ import { ProjectsController, InternalProjectsController } from './projects/proje
 import { ProjectsRepository } from './projects/projects.repository';
 import { ProjectsService } from './projects/projects.service';
 import { DeploymentProjectsConsumer } from './projects/deployment-projects.consumer';
-import { RunsController } from './runs/runs.controller';
+import { RunAttachmentsController, RunsController } from './runs/runs.controller';
+import { RunAttachmentSigner } from './runs/attachment-urls';
 import { RunsRepository } from './runs/runs.repository';
 import { RunsService } from './runs/runs.service';
 import { FeedbackStatsRepository } from './runs/feedback-stats.repository';
@@ -17,10 +18,11 @@ export class QueryModule {
   static forRoot(dataSource: DataSource): DynamicModule {
     return {
       module: QueryModule,
-      controllers: [RunsController, ProjectsController, InternalProjectsController],
+      controllers: [RunsController, RunAttachmentsController, ProjectsController, InternalProjectsController],
       providers: [
         { provide: QUERY_DATA_SOURCE, useValue: dataSource },
         { provide: ProjectsRepository, useFactory: () => new ProjectsRepository(dataSource) },
+        { provide: RunAttachmentSigner, useFactory: () => new RunAttachmentSigner(dataSource) },
         RunsRepository,
         FeedbackStatsRepository,
         RunsService,

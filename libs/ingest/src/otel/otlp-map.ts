@@ -1,4 +1,4 @@
-import { microsToIso, type OtlpAnyValue, type OtlpKeyValue, type OtlpTraceRequest, type RunCreate } from '@th/contracts';
+import { RUN_TYPES as RUN_TYPE_LIST, microsToIso, type RunType, type OtlpAnyValue, type OtlpKeyValue, type OtlpTraceRequest, type RunCreate } from '@th/contracts';
 import { parseClientJson } from '@th/platform';
 import { parseDottedOrder } from '../run-merge';
 
@@ -6,7 +6,7 @@ type Obj = Record<string, unknown>;
 type Span = NonNullable<NonNullable<NonNullable<OtlpTraceRequest['resourceSpans']>[number]['scopeSpans']>[number]['spans']>[number];
 
 const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-const RUN_TYPES = new Set(['llm', 'chain', 'tool', 'retriever', 'embedding', 'prompt', 'parser']);
+const RUN_TYPES: ReadonlySet<string> = new Set(RUN_TYPE_LIST);
 const LLM_OPERATIONS = new Set(['chat', 'text_completion', 'completion', 'generate_content', 'generate']);
 const AI_SDK_LLM = new Set(['ai.generateText.doGenerate', 'ai.streamText.doStream', 'ai.generateObject.doGenerate', 'ai.streamObject.doStream']);
 const MAX_METADATA_VALUE = 4096;
@@ -122,9 +122,9 @@ function indexedMessages(attrs: Obj, prefix: string): Obj[] {
   return out;
 }
 
-function runTypeOf(name: string, attrs: Obj): string {
+function runTypeOf(name: string, attrs: Obj): RunType {
   const kind = str(attrs['langsmith.span.kind'])?.toLowerCase();
-  if (kind && RUN_TYPES.has(kind)) return kind;
+  if (kind && RUN_TYPES.has(kind)) return kind as RunType;
   const op = str(attrs['gen_ai.operation.name']);
   if (op) {
     if (LLM_OPERATIONS.has(op)) return 'llm';

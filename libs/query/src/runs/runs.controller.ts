@@ -1,6 +1,16 @@
-import { Body, Controller, Get, HttpCode, Param, Post } from '@nestjs/common';
-import { runIdParamSchema, runQuerySchema, runStatsQuerySchema, type Identity, type RunRecord, type RunStats } from '@th/contracts';
-import { CurrentIdentity } from '@th/auth';
+import { Body, Controller, Get, HttpCode, Param, Post, Query, Res } from '@nestjs/common';
+import type { Response } from 'express';
+import {
+  attachmentDownloadQuerySchema,
+  runAttachmentDownloadParamSchema,
+  runIdParamSchema,
+  runQuerySchema,
+  runStatsQuerySchema,
+  type Identity,
+  type RunRecord,
+  type RunStats,
+} from '@th/contracts';
+import { CurrentIdentity, Public } from '@th/auth';
 import { parseOrThrow } from '@th/platform';
 import { RunsService } from './runs.service';
 
@@ -24,5 +34,21 @@ export class RunsController {
   get(@CurrentIdentity() identity: Identity, @Param() params: unknown): Promise<Partial<RunRecord>> {
     const { run_id } = parseOrThrow(runIdParamSchema, params, ['path']);
     return this.runs.get(identity, run_id);
+  }
+}
+
+/** Downloads of run attachments through the signed, expiring URLs in a run's `s3_urls` (no API key). */
+@Controller('public/run-attachments')
+export class RunAttachmentsController {
+  constructor(private readonly runs: RunsService) {}
+
+  @Public()
+  @Get(':tenant_id/:run_id/:name')
+  async download(@Param() params: unknown, @Query() query: unknown, @Res() res: Response): Promise<void> {
+    const p = parseOrThrow(runAttachmentDownloadParamSchema, params, ['path']);
+    const q = parseOrThrow(attachmentDownloadQuerySchema, query, ['query']);
+    const file = await this.runs.attachment(p.tenant_id, p.run_id, p.name, q.expires, q.signature);
+    res.status(200).setHeader('Content-Type', file.mime_type).setHeader('Content-Length', String(file.data.length)).setHeader('Cache-Control', 'private, max-age=300');
+    res.end(file.data);
   }
 }

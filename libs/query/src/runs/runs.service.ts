@@ -7,12 +7,16 @@ import {
   type RunStats,
   type RunStatsQuery,
 } from '@th/contracts';
-import { DomainError, ErrorCode, ValidationFailed, notFound } from '@th/platform';
+import { DomainError, ErrorCode, ValidationFailed, forbidden, notFound } from '@th/platform';
 import { compileFilter, FilterSyntaxError } from '@th/run-filter';
+import { usageDetails } from '@th/llm';
 import { RunsRepository, type Condition, type StoredRun } from './runs.repository';
 import { FeedbackStatsRepository } from './feedback-stats.repository';
+import { RunAttachmentSigner } from './attachment-urls';
 
 const DEFAULT_SELECT = RUN_RECORD_FIELDS;
+/** Fields every run of a query answers whatever its `select`: the SDKs build their Run from them. */
+const ALWAYS_SELECTED: readonly (keyof RunRecord)[] = ['id', 'name', 'run_type', 'start_time', 'trace_id'];
 /** Up to this many ids, a query naming runs locates them first (beyond, the general path scans the workspace). */
 const LOCATED_IDS_MAX = 1_000;
 const JSON_OBJECT_FIELDS = new Set(['inputs', 'outputs', 'extra', 'serialized', 'feedback_stats']);
@@ -28,13 +32,22 @@ export class RunsService {
   constructor(
     private readonly runs: RunsRepository,
     private readonly feedbackStats: FeedbackStatsRepository,
+    private readonly signer: RunAttachmentSigner,
   ) {}
+
+  /** A run attachment through its signed URL (see RunAttachmentSigner). */
+  async attachment(tenantId: string, runId: string, name: string, expires: number, signature: string): Promise<{ mime_type: string; data: Buffer }> {
+    if (!(await this.signer.verify(tenantId, runId, name, expires, signature))) throw forbidden('The attachment URL is invalid or has expired');
+    const row = await this.runs.attachment({ tenant_id: tenantId }, runId, name);
+    if (!row) throw notFound(`Attachment ${name} of run ${runId}`);
+    return { mime_type: row.mime_type, data: Buffer.from(row.data, 'base64') };
+  }
 
   async get(identity: Identity, id: string): Promise<Partial<RunRecord>> {
     // The feedback stats need only the id: read alongside the run, on another connection.
     const [row, stats] = await Promise.all([this.runs.getById(identity, id, DEFAULT_SELECT), this.feedbackStats.forRuns(identity, [id])]);
     if (!row) throw notFound(`Run ${id}`);
-    const run = this.present(identity, row, DEFAULT_SELECT);
+    const run = this.present(identity, row, DEFAULT_SELECT, await this.signer.urlSigner(identity.tenant_id));
     run.feedback_stats = stats.get(id) ?? null;
     return run;
   }
@@ -49,7 +62,10 @@ export class RunsService {
         params: { cursor_t: c.t, cursor_id: c.id },
       });
     }
-    const select = q.select && q.select.length > 0 ? q.select : DEFAULT_SELECT;
+    // Attachments are read whatever the select: a run that has some answers its s3_urls (the SDK's default
+    // select of list_runs leaves them out, and its Run reads them).
+    const requested = q.select && q.select.length > 0 ? q.select : DEFAULT_SELECT;
+    const select = [...new Set<keyof RunRecord>([...ALWAYS_SELECTED, ...requested, 'attachments'])];
     // Named runs are found through the locator first: their read is bounded by their own sorting keys.
     const rows =
       q.id && q.id.length > 0 && q.id.length <= LOCATED_IDS_MAX
@@ -58,7 +74,8 @@ export class RunsService {
     const page = rows.slice(0, q.limit);
     const last = page[page.length - 1];
     const next = rows.length > q.limit && last ? encodeCursor({ t: String(last.start_time), id: String(last.id) }) : null;
-    const runs = page.map((r) => this.present(identity, r, select));
+    const sign = await this.signer.urlSigner(identity.tenant_id);
+    const runs = page.map((r) => this.present(identity, r, select, sign, !requested.includes('attachments')));
     if (select.includes('feedback_stats')) {
       // The stored rows always carry the id, even when the caller did not select it.
       const stats = await this.feedbackStats.forRuns(identity, page.map((r) => String(r.id)));
@@ -147,13 +164,30 @@ export class RunsService {
     return c;
   }
 
-  private present(identity: Identity, row: StoredRun, fields: readonly (keyof RunRecord)[]): Partial<RunRecord> {
+  /**
+   * A stored row as the API answers it. The `attachments` field is answered as the SDKs read it: `s3_urls`,
+   * `{"attachment.<name>": {presigned_url, mime_type}}` with signed download URLs (`sign`).
+   */
+  private present(
+    identity: Identity,
+    row: StoredRun,
+    fields: readonly (keyof RunRecord)[],
+    sign: ((runId: string, name: string) => string) | null,
+    /** Leave s3_urls out when the run has no attachments (they were not selected). */
+    omitNoAttachments = false,
+  ): Partial<RunRecord> {
     const out: Record<string, unknown> = {};
     for (const f of fields) {
       const v = row[f];
       if (JSON_OBJECT_FIELDS.has(f)) out[f] = typeof v === 'string' && v !== '' ? JSON.parse(v) : null;
       else if (f === 'events') out[f] = typeof v === 'string' && v !== '' ? JSON.parse(v) : [];
-      else if (f === 'attachments') out[f] = typeof v === 'string' && v !== '' ? JSON.parse(v) : {};
+      else if (f === 'attachments') {
+        const stored = (typeof v === 'string' && v !== '' ? JSON.parse(v) : {}) as Record<string, { mime_type: string }>;
+        if (omitNoAttachments && Object.keys(stored).length === 0) continue;
+        out.s3_urls = Object.fromEntries(
+          Object.entries(stored).map(([name, a]) => [`attachment.${name}`, { presigned_url: sign ? sign(String(row.id), name) : null, mime_type: a.mime_type }]),
+        );
+      }
       else if (f === 'llm') out[f] = typeof v === 'string' && v !== '' ? JSON.parse(v) : null;
       else if (f === 'app_path') out[f] = `/o/${identity.organization_id}/projects/p/${String(row.session_id)}/r/${String(row.id)}?trace_id=${String(row.trace_id)}`;
       else if (f === 'tenant_id') out[f] = identity.tenant_id;
@@ -161,6 +195,8 @@ export class RunsService {
       else if (['total_tokens', 'prompt_tokens', 'completion_tokens'].includes(f)) out[f] = Number(v ?? 0);
       else out[f] = v ?? null;
     }
+    // The token and cost breakdowns of usage_metadata, answered where the SDK's Run reads them.
+    if (fields.includes('outputs') && fields.includes('extra')) Object.assign(out, usageDetails(out.outputs, out.extra));
     return out as Partial<RunRecord>;
   }
 }
