@@ -14,6 +14,7 @@ import { EXPORTS_ENTITIES, EXPORTS_MIGRATIONS, EXPORTS_SCHEMA } from '@th/export
 import { createHttpApp } from '@th/platform';
 import { QUERY_ENTITIES, QUERY_MIGRATIONS } from '@th/query';
 import { DATASETS_ENTITIES, DATASETS_MIGRATIONS, DATASETS_SCHEMA } from '@th/datasets';
+import { PROMPT_HUB_ENTITIES, PROMPT_HUB_MIGRATIONS, PROMPT_HUB_SCHEMA } from '@th/prompt-hub';
 import type { StandaloneConfig } from './config';
 import { StandaloneModule } from './standalone.module';
 
@@ -68,6 +69,7 @@ export async function startStandalone(config: StandaloneConfig): Promise<Running
   const gatewayDb = await openServiceDataSource({ url: dbUrl, schema: 'gateway', entities: GATEWAY_ENTITIES, migrations: GATEWAY_MIGRATIONS });
   const queryDb = await openServiceDataSource({ url: dbUrl, schema: 'query', entities: QUERY_ENTITIES, migrations: QUERY_MIGRATIONS });
   const datasetsDb = await openServiceDataSource({ url: dbUrl, schema: DATASETS_SCHEMA, entities: DATASETS_ENTITIES, migrations: DATASETS_MIGRATIONS, poolSize: 6 });
+  const promptHubDb = await openServiceDataSource({ url: dbUrl, schema: PROMPT_HUB_SCHEMA, entities: PROMPT_HUB_ENTITIES, migrations: PROMPT_HUB_MIGRATIONS, poolSize: 4 });
   const auditDb = await openServiceDataSource({ url: dbUrl, schema: 'audit', entities: AUDIT_ENTITIES, migrations: AUDIT_MIGRATIONS, poolSize: 4 });
   const controlPlaneDb = await openServiceDataSource({ url: dbUrl, schema: CONTROL_PLANE_SCHEMA, entities: CONTROL_PLANE_ENTITIES, migrations: CONTROL_PLANE_MIGRATIONS, poolSize: 6 });
   const exportsDb = await openServiceDataSource({ url: dbUrl, schema: EXPORTS_SCHEMA, entities: EXPORTS_ENTITIES, migrations: EXPORTS_MIGRATIONS, poolSize: 4 });
@@ -83,6 +85,7 @@ export async function startStandalone(config: StandaloneConfig): Promise<Running
       gatewayDb,
       queryDb,
       datasetsDb,
+      promptHubDb,
       auditDb,
       audit: {
         productVersion: config.SERVICE_VERSION,
@@ -159,6 +162,7 @@ export async function startStandalone(config: StandaloneConfig): Promise<Running
       await gatewayDb.destroy();
       await queryDb.destroy();
       await datasetsDb.destroy();
+      await promptHubDb.destroy();
       await controlPlaneDb.destroy();
       await auditDb.destroy();
       await exportsDb.destroy();

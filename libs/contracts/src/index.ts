@@ -18,3 +18,4 @@ export * from './experiment.schema';
 export * from './dataset.schema';
 export * from './feedback-config.schema';
 export * from './user-pattern';
+export * from './prompt-hub.schema';

@@ -1,0 +1,162 @@
+import { z } from 'zod';
+
+/** Prompt hub: repositories (prompts), their commits and commit tags, likes, and the workspace's hub handle. */
+
+const queryBool = z
+  .union([z.boolean(), z.enum(['true', 'false', '1', '0'])])
+  .transform((v) => v === true || v === 'true' || v === '1');
+const queryArray = <T extends z.ZodTypeAny>(t: T) =>
+  z.union([t, z.array(t)]).transform((v) => (Array.isArray(v) ? v : [v]) as z.infer<T>[]);
+
+/** A repo's name, as the clients put it in paths (`owner/name:ref`): no slash, colon or whitespace. */
+export const promptRepoHandle = z
+  .string()
+  .min(1)
+  .max(128)
+  .regex(/^[A-Za-z0-9][A-Za-z0-9_.-]*$/, 'must start with a letter or digit and hold only letters, digits, "_", "-" and "."');
+/** A workspace's hub handle; `-` (own workspace) is not one. */
+export const tenantHandle = z
+  .string()
+  .min(3)
+  .max(40)
+  .regex(/^[a-z0-9][a-z0-9_-]*$/, 'must hold only lower-case letters, digits, "_" and "-", starting with a letter or digit');
+/** `-` or a workspace's handle. */
+export const promptOwner = z.union([z.literal('-'), tenantHandle]);
+const tagName = z.string().min(1).max(128).regex(/^[A-Za-z0-9][A-Za-z0-9_.-]*$/, 'must hold only letters, digits, "_", "-" and "."');
+/** A commit reference in a path: `latest`, a tag, or a commit hash (8 to 64 hex digits, a prefix is enough). */
+const commitRef = z.string().min(1).max(128).regex(/^[A-Za-z0-9_.-]+$/, 'must be latest, a tag or a commit hash');
+const repoTags = z.array(z.string().min(1).max(128)).max(50);
+
+export const PROMPT_SORT_FIELDS = ['num_downloads', 'num_views', 'updated_at', 'num_likes'] as const;
+
+export const promptRepoParamSchema = z.object({ owner: promptOwner, repo: promptRepoHandle });
+export const promptCommitParamSchema = promptRepoParamSchema.extend({ ref: commitRef });
+export const promptTagParamSchema = promptRepoParamSchema.extend({ tag_name: tagName });
+
+export const promptRepoListQuerySchema = z.object({
+  limit: z.coerce.number().int().min(1).max(100).default(20),
+  offset: z.coerce.number().int().min(0).max(1_000_000).default(0),
+  is_public: queryBool.optional(),
+  is_archived: queryBool.optional(),
+  sort_field: z.enum(PROMPT_SORT_FIELDS).default('updated_at'),
+  sort_direction: z.enum(['asc', 'desc']).default('desc'),
+  query: z.string().max(256).optional(),
+  match_prefix: queryBool.optional(),
+  tags: queryArray(z.string().min(1).max(128)).optional(),
+  /** Not stored here: every repo is a prompt (the clients' agents and skills live elsewhere). */
+  repo_type: z.literal('prompt').optional(),
+});
+export type PromptRepoListQuery = z.infer<typeof promptRepoListQuerySchema>;
+
+export const promptRepoCreateSchema = z.object({
+  repo_handle: promptRepoHandle,
+  description: z.string().max(10_000).nullish(),
+  readme: z.string().max(100_000).nullish(),
+  tags: repoTags.nullish(),
+  is_public: z.boolean().default(false),
+});
+export type PromptRepoCreate = z.infer<typeof promptRepoCreateSchema>;
+
+export const promptRepoUpdateSchema = z
+  .object({
+    description: z.string().max(10_000).nullish(),
+    readme: z.string().max(100_000).nullish(),
+    tags: repoTags.nullish(),
+    is_public: z.boolean().optional(),
+    is_archived: z.boolean().optional(),
+  })
+  .strict();
+export type PromptRepoUpdate = z.infer<typeof promptRepoUpdateSchema>;
+
+/** A serialized LangChain object (`{lc, type, id, kwargs}`); its `id` is checked by the service (400, as the hub answers). */
+export const promptManifest = z.record(z.string(), z.unknown());
+
+export const promptCommitCreateSchema = z.object({
+  manifest: promptManifest,
+  parent_commit: z.string().regex(/^[0-9a-f]{8,64}$/, 'must be a commit hash').nullish(),
+  description: z.string().max(10_000).nullish(),
+  /** The clients send examples only from the web app; kept empty here. */
+  examples: z.array(z.unknown()).max(0).optional(),
+});
+export type PromptCommitCreate = z.infer<typeof promptCommitCreateSchema>;
+
+export const promptCommitListQuerySchema = z.object({
+  limit: z.coerce.number().int().min(1).max(100).default(20),
+  offset: z.coerce.number().int().min(0).max(1_000_000).default(0),
+  include_model: queryBool.optional(),
+});
+export const promptCommitGetQuerySchema = z.object({ include_model: queryBool.optional() });
+
+export const promptTagCreateSchema = z.object({ tag_name: tagName, commit_id: z.uuid() });
+export const promptTagUpdateSchema = z.object({ commit_id: z.uuid() });
+export const promptLikeSchema = z.object({ like: z.boolean() });
+export const tenantHandleSetSchema = z.object({ tenant_handle: tenantHandle });
+
+export interface PromptRepo {
+  id: string;
+  repo_handle: string;
+  full_name: string;
+  owner: string | null;
+  tenant_id: string;
+  description: string | null;
+  readme: string | null;
+  tags: string[];
+  is_public: boolean;
+  is_archived: boolean;
+  created_at: string;
+  updated_at: string;
+  num_likes: number;
+  num_downloads: number;
+  num_views: number;
+  num_commits: number;
+  last_commit_hash: string | null;
+  liked_by_auth_user: boolean;
+  original_repo_id: null;
+  upstream_repo_id: null;
+  original_repo_full_name: null;
+  upstream_repo_full_name: null;
+}
+
+export interface PromptCommitListed {
+  id: string;
+  owner: string;
+  repo: string;
+  repo_id: string;
+  parent_id: string | null;
+  parent_commit_hash: string | null;
+  commit_hash: string;
+  manifest: Record<string, unknown>;
+  description: string | null;
+  examples: unknown[];
+  num_downloads: number;
+  num_views: number;
+  created_at: string;
+}
+
+export interface PromptCommitPulled {
+  owner: string;
+  repo: string;
+  commit_hash: string;
+  manifest: Record<string, unknown>;
+  examples: unknown[];
+  description: string | null;
+  model_config?: Record<string, unknown> | null;
+  model_provider?: string | null;
+}
+
+export interface PromptCommitTag {
+  id: string;
+  repo_id: string;
+  tag_name: string;
+  commit_id: string;
+  commit_hash: string;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface HubSettings {
+  id: string;
+  display_name: string;
+  tenant_handle: string | null;
+  created_at: string;
+}
