@@ -92,71 +92,81 @@ export const promptTagUpdateSchema = z.object({ commit_id: z.uuid() });
 export const promptLikeSchema = z.object({ like: z.boolean() });
 export const tenantHandleSetSchema = z.object({ tenant_handle: tenantHandle });
 
-export interface PromptRepo {
-  id: string;
-  repo_handle: string;
-  full_name: string;
-  owner: string | null;
-  tenant_id: string;
-  description: string | null;
-  readme: string | null;
-  tags: string[];
-  is_public: boolean;
-  is_archived: boolean;
-  created_at: string;
-  updated_at: string;
-  num_likes: number;
-  num_downloads: number;
-  num_views: number;
-  num_commits: number;
-  last_commit_hash: string | null;
-  liked_by_auth_user: boolean;
-  original_repo_id: null;
-  upstream_repo_id: null;
-  original_repo_full_name: null;
-  upstream_repo_full_name: null;
-}
+const isoTime = z.string();
 
-export interface PromptCommitListed {
-  id: string;
-  owner: string;
-  repo: string;
-  repo_id: string;
-  parent_id: string | null;
-  parent_commit_hash: string | null;
-  commit_hash: string;
-  manifest: Record<string, unknown>;
-  description: string | null;
-  examples: unknown[];
-  num_downloads: number;
-  num_views: number;
-  created_at: string;
-}
+export const promptRepoSchema = z.object({
+  id: z.string(),
+  repo_handle: z.string(),
+  full_name: z.string(),
+  owner: z.string().nullable(),
+  tenant_id: z.string(),
+  description: z.string().nullable(),
+  readme: z.string().nullable(),
+  tags: z.array(z.string()),
+  is_public: z.boolean(),
+  is_archived: z.boolean(),
+  created_at: isoTime,
+  updated_at: isoTime,
+  num_likes: z.number().int(),
+  num_downloads: z.number().int(),
+  num_views: z.number().int(),
+  num_commits: z.number().int(),
+  last_commit_hash: z.string().nullable(),
+  liked_by_auth_user: z.boolean(),
+  original_repo_id: z.null(),
+  upstream_repo_id: z.null(),
+  original_repo_full_name: z.null(),
+  upstream_repo_full_name: z.null(),
+});
+export type PromptRepo = z.infer<typeof promptRepoSchema>;
+export const promptRepoResponseSchema = z.object({ repo: promptRepoSchema });
+export const promptRepoListSchema = z.object({ repos: z.array(promptRepoSchema), total: z.number().int() });
 
-export interface PromptCommitPulled {
-  owner: string;
-  repo: string;
-  commit_hash: string;
-  manifest: Record<string, unknown>;
-  examples: unknown[];
-  description: string | null;
-  model_config?: Record<string, unknown> | null;
-  model_provider?: string | null;
-}
+export const promptCommitListedSchema = z.object({
+  id: z.string(),
+  owner: z.string(),
+  repo: z.string(),
+  repo_id: z.string(),
+  parent_id: z.string().nullable(),
+  parent_commit_hash: z.string().nullable(),
+  commit_hash: z.string(),
+  manifest: promptManifest,
+  description: z.string().nullable(),
+  examples: z.array(z.unknown()),
+  num_downloads: z.number().int(),
+  num_views: z.number().int(),
+  created_at: isoTime,
+});
+export type PromptCommitListed = z.infer<typeof promptCommitListedSchema>;
+export const promptCommitResponseSchema = z.object({ commit: promptCommitListedSchema });
+export const promptCommitListSchema = z.object({ commits: z.array(promptCommitListedSchema), total: z.number().int() });
 
-export interface PromptCommitTag {
-  id: string;
-  repo_id: string;
-  tag_name: string;
-  commit_id: string;
-  commit_hash: string;
-  created_at: string;
-  updated_at: string;
-}
+export const promptCommitPulledSchema = z.object({
+  owner: z.string(),
+  repo: z.string(),
+  commit_hash: z.string(),
+  manifest: promptManifest,
+  examples: z.array(z.unknown()),
+  description: z.string().nullable(),
+});
+export type PromptCommitPulled = z.infer<typeof promptCommitPulledSchema>;
 
-export interface HubSettings {
-  id: string;
-  display_name: string;
-  tenant_handle: string | null;
-  created_at: string;
-}
+export const promptCommitTagSchema = z.object({
+  id: z.string(),
+  repo_id: z.string(),
+  tag_name: z.string(),
+  commit_id: z.string(),
+  commit_hash: z.string(),
+  created_at: isoTime,
+  updated_at: isoTime,
+});
+export type PromptCommitTag = z.infer<typeof promptCommitTagSchema>;
+export const promptLikeResponseSchema = z.object({ likes: z.number().int() });
+
+export const hubSettingsSchema = z.object({
+  id: z.string(),
+  display_name: z.string(),
+  tenant_handle: z.string().nullable(),
+  created_at: isoTime,
+});
+export type HubSettings = z.infer<typeof hubSettingsSchema>;
