@@ -33,7 +33,7 @@ runUntilSignal('query', async () => {
       query,
       datasets,
       feedback,
-      PromptHubModule.forRoot(promptHubDb),
+      PromptHubModule.forRoot(promptHubDb, { secretsKey: config.PROMPT_WEBHOOK_SECRETS_KEY, outboundAllowedHosts: config.OUTBOUND_ALLOWED_HOSTS }),
       ExperimentsModule.forRoot({ imports: [datasets, query, feedback], projects: ProjectsService, runs: RunsService, feedback: FeedbackQueryService }),
     ],
     providers: [

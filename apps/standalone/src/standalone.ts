@@ -60,6 +60,7 @@ export async function startStandalone(config: StandaloneConfig): Promise<Running
   // Persisted, so values encrypted before a restart can still be decrypted after it.
   const controlPlaneSecretsKey = persistedSecret(config.CONTROL_PLANE_SECRETS_KEY, dataDir, 'control-plane-secrets-key', randomSecret).value;
   const exportEncryptionKey = persistedSecret(config.EXPORT_ENCRYPTION_KEY, dataDir, 'export-encryption-key', randomSecret).value;
+  const promptWebhookSecretsKey = persistedSecret(config.PROMPT_WEBHOOK_SECRETS_KEY, dataDir, 'prompt-webhook-secrets-key', randomSecret).value;
   const workspaceSecretsKey = persistedSecret(config.WORKSPACE_SECRETS_KEY, dataDir, 'workspace-secrets-key', randomSecret).value;
   const auditChainKey = persistedSecret(config.AUDIT_CHAIN_KEY, dataDir, 'audit-chain-key', randomSecret);
   let pg: EmbeddedPostgresHandle | undefined;
@@ -85,7 +86,7 @@ export async function startStandalone(config: StandaloneConfig): Promise<Running
       gatewayDb,
       queryDb,
       datasetsDb,
-      promptHubDb,
+      promptHub: { dataSource: promptHubDb, options: { secretsKey: promptWebhookSecretsKey, outboundAllowedHosts: config.OUTBOUND_ALLOWED_HOSTS } },
       auditDb,
       audit: {
         productVersion: config.SERVICE_VERSION,

@@ -170,3 +170,71 @@ export const hubSettingsSchema = z.object({
   created_at: isoTime,
 });
 export type HubSettings = z.infer<typeof hubSettingsSchema>;
+
+/** Prompt webhooks: called when a commit lands on (or a tag is put on) a prompt they cover. */
+export const PROMPT_WEBHOOK_TRIGGERS = ['commit', 'tag:create', 'tag:update'] as const;
+export type PromptWebhookTrigger = (typeof PROMPT_WEBHOOK_TRIGGERS)[number];
+const webhookTriggers = z.array(z.enum(PROMPT_WEBHOOK_TRIGGERS)).min(1).max(3);
+const promptNames = z.array(promptRepoHandle).max(100);
+/** Extra request headers (e.g. the receiver's token); stored encrypted. Names the delivery sets itself are refused. */
+const webhookHeaders = z
+  .record(z.string().regex(/^[A-Za-z0-9!#$%&'*+.^_`|~-]{1,128}$/, 'must be an HTTP header name'), z.string().max(4096).regex(/^[\t\x20-\x7e\x80-\xff]*$/, 'must be an HTTP header value'))
+  .refine((h) => Object.keys(h).length <= 20, 'at most 20 headers')
+  .refine((h) => !Object.keys(h).some((k) => RESERVED_WEBHOOK_HEADERS.has(k.toLowerCase())), 'must not set host, content-type, content-length, connection, transfer-encoding or the signature headers');
+export const RESERVED_WEBHOOK_HEADERS = new Set(['host', 'content-type', 'content-length', 'connection', 'transfer-encoding', 'x-tracehouse-signature', 'x-tracehouse-event']);
+const webhookUrl = z.string().max(2048).url();
+
+export const promptWebhookCreateSchema = z.object({
+  url: webhookUrl,
+  id: z.uuid().nullish(),
+  include_prompts: promptNames.nullish(),
+  exclude_prompts: promptNames.nullish(),
+  headers: webhookHeaders.nullish(),
+  triggers: webhookTriggers.default(['commit']),
+});
+export type PromptWebhookCreate = z.infer<typeof promptWebhookCreateSchema>;
+export const promptWebhookUpdateSchema = z
+  .object({
+    url: webhookUrl.nullish(),
+    include_prompts: promptNames.nullish(),
+    exclude_prompts: promptNames.nullish(),
+    headers: webhookHeaders.nullish(),
+    triggers: webhookTriggers.nullish(),
+  })
+  .strict();
+export type PromptWebhookUpdate = z.infer<typeof promptWebhookUpdateSchema>;
+export const promptWebhookIdParamSchema = z.object({ webhook_id: z.uuid() });
+
+/** What a delivery posts. */
+export const promptWebhookPayloadSchema = z.object({
+  event: z.enum(PROMPT_WEBHOOK_TRIGGERS),
+  prompt_id: z.string().max(128),
+  prompt_name: z.string().max(128),
+  commit_hash: z.string().max(128),
+  created_at: z.string().max(64),
+  created_by: z.string().max(256),
+  manifest: promptManifest,
+  tag_name: z.string().max(128).nullish(),
+});
+export type PromptWebhookPayload = z.infer<typeof promptWebhookPayloadSchema>;
+export const promptWebhookTestSchema = z.object({
+  webhook: promptWebhookCreateSchema.omit({ id: true }),
+  payload: promptWebhookPayloadSchema,
+});
+
+export const promptWebhookSchema = z.object({
+  id: z.string(),
+  tenant_id: z.string(),
+  url: z.string(),
+  include_prompts: z.array(z.string()).nullable(),
+  exclude_prompts: z.array(z.string()).nullable(),
+  /** Header names only: values are secrets. */
+  headers: z.record(z.string(), z.string()).nullable(),
+  triggers: z.array(z.enum(PROMPT_WEBHOOK_TRIGGERS)),
+  created_at: isoTime,
+  updated_at: isoTime,
+});
+export type PromptWebhook = z.infer<typeof promptWebhookSchema>;
+/** Creation is the one answer that carries the signing secret. */
+export const promptWebhookCreatedSchema = promptWebhookSchema.extend({ secret: z.string() });
+export const promptWebhookTestResultSchema = z.record(z.string(), z.string());

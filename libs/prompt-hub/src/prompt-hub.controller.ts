@@ -13,6 +13,11 @@ import {
   promptTagParamSchema,
   promptTagUpdateSchema,
   tenantHandleSetSchema,
+  promptWebhookCreateSchema,
+  promptWebhookIdParamSchema,
+  promptWebhookTestSchema,
+  promptWebhookUpdateSchema,
+  type PromptWebhook,
   type HubSettings,
   type Identity,
   type PromptCommitListed,
@@ -24,6 +29,7 @@ import { CurrentIdentity } from '@th/auth';
 import { TrackedOperation } from '@th/bus';
 import { parseOrThrow } from '@th/platform';
 import { PromptHubService } from './prompt-hub.service';
+import { PromptWebhooksService } from './prompt-webhooks.service';
 
 @Controller('repos')
 export class PromptReposController {
@@ -144,5 +150,49 @@ export class HubSettingsController {
   @HttpCode(200)
   setHandle(@CurrentIdentity() identity: Identity, @Body() body: unknown): Promise<HubSettings> {
     return this.hub.setTenantHandle(identity, parseOrThrow(tenantHandleSetSchema, body, ['body']).tenant_handle);
+  }
+}
+
+@Controller('prompt-webhooks')
+export class PromptWebhooksController {
+  constructor(private readonly webhooks: PromptWebhooksService) {}
+
+  @Get()
+  list(@CurrentIdentity() identity: Identity): Promise<PromptWebhook[]> {
+    return this.webhooks.list(identity);
+  }
+
+  @Post()
+  @TrackedOperation('create_prompt_webhook')
+  @HttpCode(200)
+  create(@CurrentIdentity() identity: Identity, @Body() body: unknown): Promise<PromptWebhook & { secret: string }> {
+    return this.webhooks.create(identity, parseOrThrow(promptWebhookCreateSchema, body, ['body']));
+  }
+
+  @Post('test')
+  @TrackedOperation('test_prompt_webhook')
+  @HttpCode(200)
+  test(@CurrentIdentity() identity: Identity, @Body() body: unknown): Promise<Record<string, string>> {
+    const b = parseOrThrow(promptWebhookTestSchema, body, ['body']);
+    return this.webhooks.test(identity, b.webhook, b.payload);
+  }
+
+  @Get(':webhook_id')
+  get(@CurrentIdentity() identity: Identity, @Param() params: unknown): Promise<PromptWebhook> {
+    return this.webhooks.get(identity, parseOrThrow(promptWebhookIdParamSchema, params, ['path']).webhook_id);
+  }
+
+  @Patch(':webhook_id')
+  @TrackedOperation('update_prompt_webhook', { resourceType: 'prompt_webhook', resourceParam: 'webhook_id' })
+  update(@CurrentIdentity() identity: Identity, @Param() params: unknown, @Body() body: unknown): Promise<PromptWebhook> {
+    const { webhook_id } = parseOrThrow(promptWebhookIdParamSchema, params, ['path']);
+    return this.webhooks.update(identity, webhook_id, parseOrThrow(promptWebhookUpdateSchema, body ?? {}, ['body']));
+  }
+
+  @Delete(':webhook_id')
+  @TrackedOperation('delete_prompt_webhook', { resourceType: 'prompt_webhook', resourceParam: 'webhook_id' })
+  async delete(@CurrentIdentity() identity: Identity, @Param() params: unknown): Promise<Record<string, never>> {
+    await this.webhooks.delete(identity, parseOrThrow(promptWebhookIdParamSchema, params, ['path']).webhook_id);
+    return {};
   }
 }

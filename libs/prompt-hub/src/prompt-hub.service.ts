@@ -11,9 +11,12 @@ import type {
   PromptRepoCreate,
   PromptRepoListQuery,
   PromptRepoUpdate,
+  PromptWebhookTrigger,
 } from '@th/contracts';
 import { badRequest, conflict, forbidden, notFound } from '@th/platform';
+import { Logger } from '@nestjs/common';
 import type { CommitRow, HubReader, PromptHubRepository, RepoRow, TagRow } from './prompt-hub.repository';
+import type { PromptEventListener } from './prompt-webhooks.service';
 
 /** The first segment of a manifest's `id` the hub accepts: LangChain's own serializable classes. */
 const MANIFEST_NAMESPACES = new Set(['langchain', 'langchain_core', 'langsmith']);
@@ -57,10 +60,30 @@ function isPrompt(v: unknown): boolean {
 }
 
 export class PromptHubService {
+  private readonly logger = new Logger('prompt-hub');
+
   constructor(
     private readonly repo: PromptHubRepository,
     private readonly audit: AuditPublisher,
+    /** Prompt webhooks; absent → no events. */
+    private readonly events: PromptEventListener | null = null,
   ) {}
+
+  /** After the change is stored: a failing fan-out is logged, never the commit's failure. */
+  private async emit(identity: Identity, r: RepoRow, c: CommitRow, event: PromptWebhookTrigger, tagName: string | null = null): Promise<void> {
+    if (!this.events) return;
+    const payload = {
+      event,
+      prompt_id: r.id,
+      prompt_name: r.repo_handle,
+      commit_hash: c.commit_hash,
+      created_at: c.created_at.toISOString(),
+      created_by: identity.user_id ?? identity.credential_id ?? '',
+      manifest: JSON.parse(c.manifest) as Record<string, unknown>,
+      tag_name: tagName,
+    };
+    await this.events.promptEvent(r.tenant_id, payload).catch((err: unknown) => this.logger.error({ msg: 'prompt webhooks not notified', prompt_id: r.id, event, error: (err as Error).message }));
+  }
 
   async settings(identity: Identity): Promise<HubSettings> {
     const handle = await this.repo.handleOf(identity.tenant_id);
@@ -133,7 +156,7 @@ export class PromptHubService {
     checkManifest(body.manifest);
     const manifestText = JSON.stringify(body.manifest);
     const ownerTenant = await this.ownerTenant(identity, owner);
-    return this.repo.transaction(async (tx) => {
+    const { repo: r, row } = await this.repo.transaction(async (tx) => {
       const r = await tx.repoByHandle(reader(identity), ownerTenant, handle, true);
       if (!r || (r.tenant_id !== identity.tenant_id && !r.is_public)) throw notFound('Prompt');
       if (r.tenant_id !== identity.tenant_id) throw forbidden('Only the workspace that owns a prompt can commit to it');
@@ -152,8 +175,10 @@ export class PromptHubService {
         description: body.description ?? null,
       });
       await tx.touchRepo(r.id);
-      return { commit: presentCommit(r.owner ?? '-', handle, row) };
+      return { repo: r, row };
     });
+    await this.emit(identity, r, row, 'commit');
+    return { commit: presentCommit(r.owner ?? '-', handle, row) };
   }
 
   async listCommits(identity: Identity, owner: string, handle: string, limit: number, offset: number): Promise<{ commits: PromptCommitListed[]; total: number }> {
@@ -191,15 +216,19 @@ export class PromptHubService {
 
   async createTag(identity: Identity, owner: string, handle: string, tagName: string, commitId: string): Promise<PromptCommitTag> {
     const r = await this.writable(identity, owner, handle);
-    if (!(await this.repo.commitById(r.id, commitId))) throw notFound('Commit');
+    const c = await this.repo.commitById(r.id, commitId);
+    if (!c) throw notFound('Commit');
     if (!(await this.repo.insertTag(r.id, tagName, commitId))) throw conflict(`Tag ${tagName} already exists on ${handle}; move it with PATCH`);
+    await this.emit(identity, r, c, 'tag:create', tagName);
     return presentTag((await this.repo.tag(r.id, tagName))!);
   }
 
   async moveTag(identity: Identity, owner: string, handle: string, tagName: string, commitId: string): Promise<PromptCommitTag> {
     const r = await this.writable(identity, owner, handle);
-    if (!(await this.repo.commitById(r.id, commitId))) throw notFound('Commit');
+    const c = await this.repo.commitById(r.id, commitId);
+    if (!c) throw notFound('Commit');
     if (!(await this.repo.moveTag(r.id, tagName, commitId))) throw notFound('Tag');
+    await this.emit(identity, r, c, 'tag:update', tagName);
     return presentTag((await this.repo.tag(r.id, tagName))!);
   }
 

@@ -20,6 +20,12 @@ import {
   promptTagCreateSchema,
   promptTagUpdateSchema,
   tenantHandleSetSchema,
+  promptWebhookCreateSchema,
+  promptWebhookCreatedSchema,
+  promptWebhookSchema,
+  promptWebhookTestResultSchema,
+  promptWebhookTestSchema,
+  promptWebhookUpdateSchema,
 } from '@th/contracts';
 import type { RouteDoc } from './openapi.routes';
 
@@ -45,5 +51,11 @@ export const PROMPT_HUB_ROUTES: RouteDoc[] = [
   { method: 'get', path: '/api/v1/commits/{owner}/{repo}', summary: "A prompt's commits, newest first", tag: 'prompt-hub', query: promptCommitListQuerySchema, responses: { 200: promptCommitListSchema, ...errors } },
   { method: 'post', path: '/api/v1/commits/{owner}/{repo}', summary: 'Commit a manifest (serialized LangChain JSON, kept as sent; the hash is a content hash); 409 on a stale parent_commit or an unchanged manifest, 400 on an unsupported manifest type', tag: 'prompt-hub', body: promptCommitCreateSchema, responses: { 200: promptCommitResponseSchema, 400: errorBodySchema, ...writeErrors } },
   { method: 'get', path: '/api/v1/commits/{owner}/{repo}/{ref}', summary: 'Pull a commit by latest, tag, hash or hash prefix (include_model: the prompt with its model as a RunnableSequence); counts a download', tag: 'prompt-hub', query: promptCommitGetQuerySchema, responses: { 200: promptCommitPulledSchema, 400: errorBodySchema, ...errors } },
+  { method: 'get', path: '/api/v1/prompt-webhooks', summary: "The workspace's prompt webhooks (header values masked)", tag: 'prompt-hub', responses: { 200: z.array(promptWebhookSchema), 401: errorBodySchema } },
+  { method: 'post', path: '/api/v1/prompt-webhooks', summary: 'Create a prompt webhook (url under the outbound policy); the answer carries its signing secret, shown once', tag: 'prompt-hub', body: promptWebhookCreateSchema, responses: { 200: promptWebhookCreatedSchema, 409: errorBodySchema, ...errors } },
+  { method: 'get', path: '/api/v1/prompt-webhooks/{webhook_id}', summary: 'Read a prompt webhook', tag: 'prompt-hub', responses: { 200: promptWebhookSchema, ...errors } },
+  { method: 'patch', path: '/api/v1/prompt-webhooks/{webhook_id}', summary: 'Update a prompt webhook (fields left out keep their values)', tag: 'prompt-hub', body: promptWebhookUpdateSchema, responses: { 200: promptWebhookSchema, ...errors } },
+  { method: 'delete', path: '/api/v1/prompt-webhooks/{webhook_id}', summary: 'Delete a prompt webhook', tag: 'prompt-hub', responses: { 200: ok, ...errors } },
+  { method: 'post', path: '/api/v1/prompt-webhooks/test', summary: 'Send one unsigned POST of payload to an unsaved webhook and report how it went', tag: 'prompt-hub', body: promptWebhookTestSchema, responses: { 200: promptWebhookTestResultSchema, ...errors } },
   { method: 'post', path: '/api/v1/likes/{owner}/{repo}', summary: 'Like or unlike a prompt (one like per user, or per workspace for API keys)', tag: 'prompt-hub', body: promptLikeSchema, responses: { 200: promptLikeResponseSchema, ...errors } },
 ];

@@ -43,7 +43,7 @@ export function routeFor(method: string, path: string, up: Upstreams): string | 
   if (p === '/feedback' || p.startsWith('/feedback/')) return method === 'GET' ? up.query : up.ingest;
   if (p === '/feedback-configs') return up.ingest; // stored and enforced where feedback is written
   // The prompt hub (query service): repos, commits, likes and the workspace's hub handle.
-  if (/^\/(?:repos|commits|likes|settings)(?:\/|$)/.test(p)) return up.query;
+  if (/^\/(?:repos|commits|likes|settings|prompt-webhooks)(?:\/|$)/.test(p)) return up.query;
   if (p === '/otel/v1/traces' || p === '/model-price-map' || p.startsWith('/model-price-map/')) return up.ingest;
   return null;
 }
