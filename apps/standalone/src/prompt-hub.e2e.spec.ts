@@ -225,4 +225,29 @@ describe('prompt hub through HTTP and the published langsmith client', () => {
     for await (const p of client.listPrompts({ query: prefix })) sdk.push(p.repo_handle);
     expect(sdk.sort()).toEqual([`${prefix}-0`, `${prefix}-1`]);
   });
+
+  it('agents and skills: directories of files pushed, pulled, changed and deleted with the JS SDK', async () => {
+    const agent = `agent-${randomUUID().slice(0, 8)}`;
+    const url = await client.pushAgent(agent, { files: { 'AGENTS.md': { type: 'file', content: '# v1' }, 'tools.json': { type: 'file', content: '{}' } }, description: 'an agent' });
+    expect(url).toContain(agent);
+    const v1 = await client.pullAgent(agent);
+    expect(v1.files).toEqual({ 'AGENTS.md': { type: 'file', content: '# v1' }, 'tools.json': { type: 'file', content: '{}' } });
+    await client.pushAgent(agent, { files: { 'AGENTS.md': { type: 'file', content: '# v2' }, 'tools.json': null } });
+    expect((await client.pullAgent(agent)).files).toEqual({ 'AGENTS.md': { type: 'file', content: '# v2' } });
+    // any version stays pullable; a stale parent is a 409
+    expect((await client.pullAgent(agent, { version: v1.commit_hash })).files['tools.json']).toEqual({ type: 'file', content: '{}' });
+    const stale = await svc.api(`/api/v1/platform/hub/repos/-/${agent}/directories/commits`, { method: 'POST', json: { files: { a: { type: 'file', content: 'x' } }, parent_commit: v1.commit_hash } });
+    expect(stale.status).toBe(409);
+    for (const files of [{ '../etc/passwd': { type: 'file', content: 'x' } }, { '/abs': { type: 'file', content: 'x' } }, { a: { type: 'file' } }, { a: { type: 'dir' } }]) {
+      await json(await svc.api(`/api/v1/platform/hub/repos/-/${agent}/directories/commits`, { method: 'POST', json: { files } }), 422);
+    }
+    // an agent is not a prompt, and prompts are listed apart from agents
+    expect((await svc.api(`/api/v1/commits/-/${agent}`, { method: 'POST', json: { manifest: JSON.parse(JSON.stringify(PromptTemplate.fromTemplate('x {y}'))) } })).status).toBe(400);
+    expect((await json(await svc.api(`/api/v1/repos/?query=${agent}`))).total).toBe(0);
+    expect((await json(await svc.api(`/api/v1/repos/?query=${agent}&repo_type=agent`))).repos.map((r: Json) => r.repo_type)).toEqual(['agent']);
+    expect(await client.agentExists(agent)).toBe(true);
+    await client.deleteAgent(agent);
+    expect(await client.agentExists(agent)).toBe(false);
+    expect((await svc.api(`/api/v1/platform/hub/repos/-/${agent}/directories`)).status).toBe(404);
+  });
 });

@@ -27,6 +27,11 @@ const tagName = z.string().min(1).max(128).regex(/^[A-Za-z0-9][A-Za-z0-9_.-]*$/,
 const commitRef = z.string().min(1).max(128).regex(/^[A-Za-z0-9_.-]+$/, 'must be latest, a tag or a commit hash');
 const repoTags = z.array(z.string().min(1).max(128)).max(50);
 
+/** A hub repo holds a prompt (commits of LangChain manifests) or a directory of files (an agent or a skill). */
+export const HUB_REPO_TYPES = ['prompt', 'agent', 'skill'] as const;
+export const hubRepoType = z.enum(HUB_REPO_TYPES);
+export type HubRepoType = z.infer<typeof hubRepoType>;
+
 export const PROMPT_SORT_FIELDS = ['num_downloads', 'num_views', 'updated_at', 'num_likes'] as const;
 
 export const promptRepoParamSchema = z.object({ owner: promptOwner, repo: promptRepoHandle });
@@ -43,8 +48,7 @@ export const promptRepoListQuerySchema = z.object({
   query: z.string().max(256).optional(),
   match_prefix: queryBool.optional(),
   tags: queryArray(z.string().min(1).max(128)).optional(),
-  /** Not stored here: every repo is a prompt (the clients' agents and skills live elsewhere). */
-  repo_type: z.literal('prompt').optional(),
+  repo_type: hubRepoType.default('prompt'),
 });
 export type PromptRepoListQuery = z.infer<typeof promptRepoListQuerySchema>;
 
@@ -54,6 +58,7 @@ export const promptRepoCreateSchema = z.object({
   readme: z.string().max(100_000).nullish(),
   tags: repoTags.nullish(),
   is_public: z.boolean().default(false),
+  repo_type: hubRepoType.default('prompt'),
 });
 export type PromptRepoCreate = z.infer<typeof promptRepoCreateSchema>;
 
@@ -117,6 +122,7 @@ export const promptRepoSchema = z.object({
   upstream_repo_id: z.null(),
   original_repo_full_name: z.null(),
   upstream_repo_full_name: z.null(),
+  repo_type: hubRepoType,
 });
 export type PromptRepo = z.infer<typeof promptRepoSchema>;
 export const promptRepoResponseSchema = z.object({ repo: promptRepoSchema });
@@ -238,3 +244,21 @@ export type PromptWebhook = z.infer<typeof promptWebhookSchema>;
 /** Creation is the one answer that carries the signing secret. */
 export const promptWebhookCreatedSchema = promptWebhookSchema.extend({ secret: z.string() });
 export const promptWebhookTestResultSchema = z.record(z.string(), z.string());
+
+/** An entry of an agent's or skill's directory: a file, or a link to another agent or skill repo. */
+export const hubDirectoryEntrySchema = z.discriminatedUnion('type', [
+  z.object({ type: z.literal('file'), content: z.string().max(1_000_000) }),
+  z.object({ type: z.enum(['agent', 'skill']), repo_handle: promptRepoHandle, owner: promptOwner.nullish(), commit_id: z.uuid().nullish(), commit_hash: z.string().regex(/^[0-9a-f]{8,64}$/).nullish() }),
+]);
+export type HubDirectoryEntry = z.infer<typeof hubDirectoryEntrySchema>;
+const directoryPath = z.string().min(1).max(512).regex(/^(?!\/)(?!.*(?:^|\/)\.\.?(?:\/|$))[^\0\\]+$/, 'must be a relative path without . or .. segments');
+/** A directory commit: entries to add or replace, null to delete; entries left out are kept from the parent. */
+export const hubDirectoryCommitSchema = z.object({
+  files: z.record(directoryPath, hubDirectoryEntrySchema.nullable()).refine((f) => Object.keys(f).length <= 1000, 'at most 1000 entries per commit'),
+  parent_commit: z.string().regex(/^[0-9a-f]{8,64}$/, 'must be a commit hash').nullish(),
+  description: z.string().max(10_000).nullish(),
+});
+export type HubDirectoryCommit = z.infer<typeof hubDirectoryCommitSchema>;
+export const hubDirectoryQuerySchema = z.object({ commit: z.string().regex(/^[A-Za-z0-9_.-]{1,128}$/).optional(), repo_type: z.enum(['agent', 'skill']).optional() });
+export const hubDirectorySchema = z.object({ commit_id: z.string(), commit_hash: z.string(), files: z.record(z.string(), hubDirectoryEntrySchema) });
+export type HubDirectory = z.infer<typeof hubDirectorySchema>;

@@ -13,6 +13,9 @@ import {
   promptTagParamSchema,
   promptTagUpdateSchema,
   tenantHandleSetSchema,
+  hubDirectoryCommitSchema,
+  hubDirectoryQuerySchema,
+  type HubDirectory,
   promptWebhookCreateSchema,
   promptWebhookIdParamSchema,
   promptWebhookTestSchema,
@@ -193,6 +196,32 @@ export class PromptWebhooksController {
   @TrackedOperation('delete_prompt_webhook', { resourceType: 'prompt_webhook', resourceParam: 'webhook_id' })
   async delete(@CurrentIdentity() identity: Identity, @Param() params: unknown): Promise<Record<string, never>> {
     await this.webhooks.delete(identity, parseOrThrow(promptWebhookIdParamSchema, params, ['path']).webhook_id);
+    return {};
+  }
+}
+
+/** Agents and skills: repos whose commits are directories of files. */
+@Controller('v1/platform/hub/repos')
+export class HubDirectoriesController {
+  constructor(private readonly hub: PromptHubService) {}
+
+  @Get(':owner/:repo/directories')
+  pull(@CurrentIdentity() identity: Identity, @Param() params: unknown, @Query() query: unknown): Promise<HubDirectory> {
+    const p = parseOrThrow(promptRepoParamSchema, params, ['path']);
+    return this.hub.pullDirectory(identity, p.owner, p.repo, parseOrThrow(hubDirectoryQuerySchema, query, ['query']).commit);
+  }
+
+  @Post(':owner/:repo/directories/commits')
+  @HttpCode(200)
+  push(@CurrentIdentity() identity: Identity, @Param() params: unknown, @Body() body: unknown): Promise<{ commit: PromptCommitListed }> {
+    const p = parseOrThrow(promptRepoParamSchema, params, ['path']);
+    return this.hub.pushDirectory(identity, p.owner, p.repo, parseOrThrow(hubDirectoryCommitSchema, body, ['body']));
+  }
+
+  @Delete(':owner/:repo/directories')
+  async delete(@CurrentIdentity() identity: Identity, @Param() params: unknown): Promise<Record<string, never>> {
+    const p = parseOrThrow(promptRepoParamSchema, params, ['path']);
+    await this.hub.deleteDirectory(identity, p.owner, p.repo);
     return {};
   }
 }

@@ -2,7 +2,7 @@ import { DynamicModule, Module, type OnApplicationShutdown } from '@nestjs/commo
 import { AuditPublisher } from '@th/bus';
 import { OutboundPolicy, SecretCipher } from '@th/platform';
 import type { DataSource } from 'typeorm';
-import { HubSettingsController, PromptCommitsController, PromptLikesController, PromptReposController, PromptWebhooksController } from './prompt-hub.controller';
+import { HubDirectoriesController, HubSettingsController, PromptCommitsController, PromptLikesController, PromptReposController, PromptWebhooksController } from './prompt-hub.controller';
 import { PromptHubRepository } from './prompt-hub.repository';
 import { PromptHubService } from './prompt-hub.service';
 import { DEFAULT_DELIVERY_OPTIONS, PromptWebhookDelivery, type PromptWebhookDeliveryOptions } from './prompt-webhook.delivery';
@@ -32,7 +32,7 @@ export class PromptHubModule {
     const delivery = new PromptWebhookDelivery(new OutboundPolicy(opts.outboundAllowedHosts), { ...DEFAULT_DELIVERY_OPTIONS, ...opts.delivery });
     return {
       module: PromptHubModule,
-      controllers: [PromptReposController, PromptCommitsController, PromptLikesController, HubSettingsController, PromptWebhooksController],
+      controllers: [PromptReposController, PromptCommitsController, PromptLikesController, HubSettingsController, PromptWebhooksController, HubDirectoriesController],
       providers: [
         { provide: PromptWebhookDelivery, useValue: delivery },
         { provide: DeliveryCloser, useFactory: () => new DeliveryCloser(delivery) },

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { EntityManager } from 'typeorm';
-import type { PromptRepoListQuery } from '@th/contracts';
+import type { HubRepoType, PromptRepoListQuery } from '@th/contracts';
 
 export const PROMPT_HUB_SCHEMA = 'prompt_hub';
 
@@ -9,6 +9,7 @@ export interface RepoRow {
   id: string;
   tenant_id: string;
   repo_handle: string;
+  repo_type: HubRepoType;
   owner: string | null;
   description: string | null;
   readme: string | null;
@@ -55,7 +56,7 @@ export interface HubReader {
   liker: string;
 }
 
-const REPO_COLUMNS = `r.id, r.tenant_id, r.repo_handle, h.handle AS owner, r.description, r.readme, r.tags, r.is_public, r.is_archived,
+const REPO_COLUMNS = `r.id, r.tenant_id, r.repo_handle, r.repo_type, h.handle AS owner, r.description, r.readme, r.tags, r.is_public, r.is_archived,
   r.num_likes, r.num_downloads, r.num_views, r.created_at, r.updated_at,
   (SELECT count(*)::int FROM prompt_hub.commits c WHERE c.repo_id = r.id) AS num_commits,
   (SELECT c.commit_hash FROM prompt_hub.commits c WHERE c.repo_id = r.id ORDER BY c.seq DESC LIMIT 1) AS last_commit_hash,
@@ -89,6 +90,7 @@ function repoFilter(reader: HubReader, q: PromptRepoListQuery, base: number): { 
     where.push(q.match_prefix ? `r.repo_handle ILIKE ${p}` : `(r.repo_handle ILIKE ${p} OR coalesce(r.description, '') ILIKE ${p})`);
   }
   if (q.tags && q.tags.length > 0) where.push(`r.tags @> ${next(q.tags)}::text[]`);
+  where.push(`r.repo_type = ${next(q.repo_type)}`);
   return { cond: where.join(' AND '), params };
 }
 
@@ -120,11 +122,11 @@ export class PromptHubRepository {
     return (await this.handleOf(tenantId)) ? 'already-set' : 'taken';
   }
 
-  async insertRepo(tenantId: string, r: { repo_handle: string; description: string | null; readme: string | null; tags: string[]; is_public: boolean }): Promise<string | null> {
+  async insertRepo(tenantId: string, r: { repo_handle: string; repo_type: HubRepoType; description: string | null; readme: string | null; tags: string[]; is_public: boolean }): Promise<string | null> {
     const rows: { id: string }[] = await this.db.query(
-      `INSERT INTO prompt_hub.repos (id, tenant_id, repo_handle, description, readme, tags, is_public, created_at, updated_at)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, now(), now()) ON CONFLICT (tenant_id, repo_handle) DO NOTHING RETURNING id`,
-      [randomUUID(), tenantId, r.repo_handle, r.description, r.readme, r.tags, r.is_public],
+      `INSERT INTO prompt_hub.repos (id, tenant_id, repo_handle, repo_type, description, readme, tags, is_public, created_at, updated_at)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, now(), now()) ON CONFLICT (tenant_id, repo_handle) DO NOTHING RETURNING id`,
+      [randomUUID(), tenantId, r.repo_handle, r.repo_type, r.description, r.readme, r.tags, r.is_public],
     );
     return rows[0]?.id ?? null;
   }

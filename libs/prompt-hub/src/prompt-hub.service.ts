@@ -1,6 +1,9 @@
 import { createHash, randomUUID } from 'node:crypto';
 import type { AuditPublisher } from '@th/bus';
 import type {
+  HubDirectory,
+  HubDirectoryCommit,
+  HubDirectoryEntry,
   HubSettings,
   Identity,
   PromptCommitCreate,
@@ -22,6 +25,7 @@ import type { PromptEventListener } from './prompt-webhooks.service';
 const MANIFEST_NAMESPACES = new Set(['langchain', 'langchain_core', 'langsmith']);
 const PLAYGROUND_ID = 'langsmith.playground.PromptPlayground';
 const SEQUENCE_ID = ['langchain', 'schema', 'runnable', 'RunnableSequence'];
+const MAX_DIRECTORY_ENTRIES = 5_000;
 
 const reader = (identity: Identity): HubReader => ({ tenantId: identity.tenant_id, liker: identity.user_id ?? `tenant:${identity.tenant_id}` });
 
@@ -118,6 +122,7 @@ export class PromptHubService {
       readme: body.readme ?? null,
       tags: body.tags ?? [],
       is_public: body.is_public,
+      repo_type: body.repo_type,
     });
     if (!id) throw conflict(`A prompt named ${body.repo_handle} already exists in this workspace`);
     return { repo: presentRepo((await this.repo.repoByHandle(reader(identity), identity.tenant_id, body.repo_handle))!) };
@@ -155,30 +160,77 @@ export class PromptHubService {
   async createCommit(identity: Identity, owner: string, handle: string, body: PromptCommitCreate): Promise<{ commit: PromptCommitListed }> {
     checkManifest(body.manifest);
     const manifestText = JSON.stringify(body.manifest);
+    const { repo: r, row } = await this.commit(identity, owner, handle, body.parent_commit ?? null, body.description ?? null, (repo) => {
+      if (repo.repo_type !== 'prompt') throw badRequest(`${handle} is an ${repo.repo_type}: commit its files to /v1/platform/hub/repos/{owner}/{repo}/directories/commits`);
+      return manifestText;
+    });
+    return { commit: presentCommit(r.owner ?? '-', handle, row) };
+  }
+
+  /** A commit of an agent's or skill's files: the parent's entries, with these added, replaced or (null) deleted. */
+  async pushDirectory(identity: Identity, owner: string, handle: string, body: HubDirectoryCommit): Promise<{ commit: PromptCommitListed }> {
+    const { repo: r, row } = await this.commit(identity, owner, handle, body.parent_commit ?? null, body.description ?? null, (repo, latest) => {
+      if (repo.repo_type === 'prompt') throw badRequest(`${handle} is a prompt: commit a manifest to /commits/{owner}/{repo}`);
+      const files: Record<string, HubDirectoryEntry> = latest ? (JSON.parse(latest.manifest) as { files: Record<string, HubDirectoryEntry> }).files : {};
+      for (const [path, entry] of Object.entries(body.files)) {
+        if (entry === null) delete files[path];
+        else files[path] = entry;
+      }
+      if (Object.keys(files).length > MAX_DIRECTORY_ENTRIES) throw badRequest(`A directory holds at most ${MAX_DIRECTORY_ENTRIES} entries`);
+      return JSON.stringify({ files: Object.fromEntries(Object.entries(files).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) });
+    });
+    return { commit: presentCommit(r.owner ?? '-', handle, row) };
+  }
+
+  /** A pull of an agent's or skill's files at a commit (latest by default): counted as a download. */
+  async pullDirectory(identity: Identity, owner: string, handle: string, ref: string | undefined): Promise<HubDirectory> {
+    const r = await this.readable(identity, owner, handle);
+    if (r.repo_type === 'prompt') throw badRequest(`${handle} is a prompt: pull it from /commits/{owner}/{repo}/{ref}`);
+    const c = await this.resolveRef(r.id, ref ?? 'latest');
+    await this.repo.countDownload(r.id, c.id);
+    return { commit_id: c.id, commit_hash: c.commit_hash, files: (JSON.parse(c.manifest) as { files: Record<string, HubDirectoryEntry> }).files };
+  }
+
+  async deleteDirectory(identity: Identity, owner: string, handle: string): Promise<void> {
+    const r = await this.writable(identity, owner, handle);
+    if (r.repo_type === 'prompt') throw badRequest(`${handle} is a prompt: delete it with DELETE /repos/{owner}/{repo}`);
+    await this.repo.deleteRepo(r.id);
+  }
+
+  /** The one way a commit lands: the repo row locked, the parent checked, the content hashed, then the webhooks told. */
+  private async commit(
+    identity: Identity,
+    owner: string,
+    handle: string,
+    parentCommit: string | null,
+    description: string | null,
+    build: (r: RepoRow, latest: CommitRow | null) => string,
+  ): Promise<{ repo: RepoRow; row: CommitRow }> {
     const ownerTenant = await this.ownerTenant(identity, owner);
-    const { repo: r, row } = await this.repo.transaction(async (tx) => {
+    const done = await this.repo.transaction(async (tx) => {
       const r = await tx.repoByHandle(reader(identity), ownerTenant, handle, true);
       if (!r || (r.tenant_id !== identity.tenant_id && !r.is_public)) throw notFound('Prompt');
       if (r.tenant_id !== identity.tenant_id) throw forbidden('Only the workspace that owns a prompt can commit to it');
       const latest = await tx.latestCommit(r.id);
-      if (body.parent_commit && !latest?.commit_hash.startsWith(body.parent_commit)) {
-        throw conflict(`parent_commit ${body.parent_commit} is not the latest commit of ${handle} (${latest ? latest.commit_hash : 'it has none'}): pull and commit again`);
+      if (parentCommit && !latest?.commit_hash.startsWith(parentCommit)) {
+        throw conflict(`parent_commit ${parentCommit} is not the latest commit of ${handle} (${latest ? latest.commit_hash : 'it has none'}): pull and commit again`);
       }
-      if (latest && latest.manifest === manifestText) throw conflict('Nothing to commit: the manifest is the same as the latest commit');
+      const text = build(r, latest);
+      if (latest && latest.manifest === text) throw conflict('Nothing to commit: the content is the same as the latest commit');
       const row = await tx.insertCommit(r.tenant_id, {
         id: randomUUID(),
         repo_id: r.id,
-        commit_hash: commitHash(latest?.commit_hash ?? null, manifestText),
+        commit_hash: commitHash(latest?.commit_hash ?? null, text),
         parent_id: latest?.id ?? null,
         parent_commit_hash: latest?.commit_hash ?? null,
-        manifest: manifestText,
-        description: body.description ?? null,
+        manifest: text,
+        description,
       });
       await tx.touchRepo(r.id);
       return { repo: r, row };
     });
-    await this.emit(identity, r, row, 'commit');
-    return { commit: presentCommit(r.owner ?? '-', handle, row) };
+    await this.emit(identity, done.repo, done.row, 'commit');
+    return done;
   }
 
   async listCommits(identity: Identity, owner: string, handle: string, limit: number, offset: number): Promise<{ commits: PromptCommitListed[]; total: number }> {
@@ -304,6 +356,7 @@ function presentRepo(r: RepoRow): PromptRepo {
     upstream_repo_id: null,
     original_repo_full_name: null,
     upstream_repo_full_name: null,
+    repo_type: r.repo_type,
   };
 }
 

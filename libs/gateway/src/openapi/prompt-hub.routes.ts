@@ -20,6 +20,9 @@ import {
   promptTagCreateSchema,
   promptTagUpdateSchema,
   tenantHandleSetSchema,
+  hubDirectoryCommitSchema,
+  hubDirectoryQuerySchema,
+  hubDirectorySchema,
   promptWebhookCreateSchema,
   promptWebhookCreatedSchema,
   promptWebhookSchema,
@@ -57,5 +60,8 @@ export const PROMPT_HUB_ROUTES: RouteDoc[] = [
   { method: 'patch', path: '/api/v1/prompt-webhooks/{webhook_id}', summary: 'Update a prompt webhook (fields left out keep their values)', tag: 'prompt-hub', body: promptWebhookUpdateSchema, responses: { 200: promptWebhookSchema, ...errors } },
   { method: 'delete', path: '/api/v1/prompt-webhooks/{webhook_id}', summary: 'Delete a prompt webhook', tag: 'prompt-hub', responses: { 200: ok, ...errors } },
   { method: 'post', path: '/api/v1/prompt-webhooks/test', summary: 'Send one unsigned POST of payload to an unsaved webhook and report how it went', tag: 'prompt-hub', body: promptWebhookTestSchema, responses: { 200: promptWebhookTestResultSchema, ...errors } },
+  { method: 'get', path: '/api/v1/platform/hub/repos/{owner}/{repo}/directories', summary: "An agent's or skill's files at a commit (latest by default); counts a download", tag: 'prompt-hub', query: hubDirectoryQuerySchema, responses: { 200: hubDirectorySchema, 400: errorBodySchema, ...errors } },
+  { method: 'post', path: '/api/v1/platform/hub/repos/{owner}/{repo}/directories/commits', summary: "Commit an agent's or skill's files: entries added or replaced, null deletes; 409 on a stale parent_commit", tag: 'prompt-hub', body: hubDirectoryCommitSchema, responses: { 200: promptCommitResponseSchema, 400: errorBodySchema, ...writeErrors } },
+  { method: 'delete', path: '/api/v1/platform/hub/repos/{owner}/{repo}/directories', summary: 'Delete an agent or skill repo', tag: 'prompt-hub', responses: { 200: ok, 400: errorBodySchema, ...writeErrors } },
   { method: 'post', path: '/api/v1/likes/{owner}/{repo}', summary: 'Like or unlike a prompt (one like per user, or per workspace for API keys)', tag: 'prompt-hub', body: promptLikeSchema, responses: { 200: promptLikeResponseSchema, ...errors } },
 ];
