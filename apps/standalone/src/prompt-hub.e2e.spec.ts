@@ -152,6 +152,12 @@ describe('prompt hub through HTTP and the published langsmith client', () => {
     expect((await json(await svc.api(`/api/v1/commits/-/${name}/`))).total).toBe(2);
     expect((await json(await svc.api(`/api/v1/repos/-/${name}`))).repo).toMatchObject({ num_commits: 2, last_commit_hash: c2.commit_hash, is_public: false });
     expect((await svc.api('/api/v1/repos/-/ok')).status).toBe(404);
+    // racing commits on the same parent: exactly one lands, the others are told to pull first
+    const racers = await Promise.all(
+      [1, 2, 3, 4, 5].map((i) => svc.api(`/api/v1/commits/-/${name}`, { method: 'POST', json: { manifest: JSON.parse(JSON.stringify(PromptTemplate.fromTemplate(`race ${i} {x}`))), parent_commit: c2.commit_hash } })),
+    );
+    expect(racers.map((r) => r.status).sort()).toEqual([200, 409, 409, 409, 409]);
+    expect((await json(await svc.api(`/api/v1/commits/-/${name}/`))).total).toBe(3);
     // duplicate name → 409
     expect((await svc.api('/api/v1/repos/', { method: 'POST', json: { repo_handle: name } })).status).toBe(409);
   });
