@@ -10,6 +10,7 @@ import { FeedbackModule, FeedbackQueryService } from '@th/feedback';
 import { HealthModule, createHttpApp, listen, runUntilSignal } from '@th/platform';
 import { ProjectsService, QUERY_ENTITIES, QUERY_MIGRATIONS, QueryModule, RunsService } from '@th/query';
 import { DATASETS_ENTITIES, DATASETS_MIGRATIONS, DATASETS_SCHEMA, DatasetsModule, ExperimentsModule } from '@th/datasets';
+import { PROMPT_HUB_ENTITIES, PROMPT_HUB_MIGRATIONS, PROMPT_HUB_SCHEMA, PromptHubModule } from '@th/prompt-hub';
 import { queryConfigSchema } from './config';
 
 runUntilSignal('query', async () => {
@@ -17,6 +18,7 @@ runUntilSignal('query', async () => {
   const ch = await ClickHouse.fromConfig(config);
   const db = await openServiceDataSource({ url: config.DATABASE_URL, schema: 'query', entities: QUERY_ENTITIES, migrations: QUERY_MIGRATIONS });
   const datasetsDb = await openServiceDataSource({ url: config.DATABASE_URL, schema: DATASETS_SCHEMA, entities: DATASETS_ENTITIES, migrations: DATASETS_MIGRATIONS });
+  const promptHubDb = await openServiceDataSource({ url: config.DATABASE_URL, schema: PROMPT_HUB_SCHEMA, entities: PROMPT_HUB_ENTITIES, migrations: PROMPT_HUB_MIGRATIONS, poolSize: 4 });
   const query = QueryModule.forRoot(db);
   const datasets = DatasetsModule.forRoot(datasetsDb);
   const feedback = FeedbackModule.forRoot({ writes: false, reads: true, writer: false });
@@ -31,6 +33,7 @@ runUntilSignal('query', async () => {
       query,
       datasets,
       feedback,
+      PromptHubModule.forRoot(promptHubDb, { secretsKey: config.PROMPT_WEBHOOK_SECRETS_KEY, outboundAllowedHosts: config.OUTBOUND_ALLOWED_HOSTS }),
       ExperimentsModule.forRoot({ imports: [datasets, query, feedback], projects: ProjectsService, runs: RunsService, feedback: FeedbackQueryService }),
     ],
     providers: [
@@ -41,5 +44,5 @@ runUntilSignal('query', async () => {
   })
   class QueryAppModule {}
   const app = await createHttpApp(QueryAppModule, { service: 'query', logLevel: config.LOG_LEVEL, maxBodyBytes: config.MAX_BODY_BYTES });
-  return listen(app, config.HOST, config.PORT, () => Promise.all([db.destroy(), datasetsDb.destroy()]));
+  return listen(app, config.HOST, config.PORT, () => Promise.all([db.destroy(), datasetsDb.destroy(), promptHubDb.destroy()]));
 });

@@ -48,6 +48,8 @@ export const standaloneConfigSchema = z.object({
   AUDIT_RETENTION_INTERVAL_MINUTES: z.coerce.number().int().min(0).default(60),
   /** Key of workspace secret values at rest; generated and kept in DATA_DIR/workspace-secrets-key when unset. */
   WORKSPACE_SECRETS_KEY: secret(z.string().min(16).optional()),
+  /** Seals prompt webhooks' secrets and headers; generated once into DATA_DIR when unset. */
+  PROMPT_WEBHOOK_SECRETS_KEY: secret(z.string().min(16).optional()),
   /** HMAC key of the audit hash chains (never in the database); generated and kept in DATA_DIR/audit-chain-key when unset. */
   AUDIT_CHAIN_KEY: secret(z.string().min(32).optional()),
   /** HS256 secret of session bearer tokens; generated and kept in DATA_DIR/session-secret when unset. */

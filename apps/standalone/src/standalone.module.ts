@@ -13,6 +13,7 @@ import { DatasetsModule, ExperimentsModule } from '@th/datasets';
 import { GatewayModule, IdentityService, type GatewayInfoOptions, type GatewayModuleOptions } from '@th/gateway';
 import { CachedProjectDirectory, IngestModule, ProjectDirectory, type IngestOptions } from '@th/ingest';
 import { HealthModule } from '@th/platform';
+import { PromptHubModule, type PromptHubOptions } from '@th/prompt-hub';
 import { ProjectsService, QueryModule, RunsService } from '@th/query';
 
 /** In one process, ingest asks the query module directly instead of over HTTP. */
@@ -32,6 +33,8 @@ export interface StandaloneParts {
   queryDb: DataSource;
   /** The datasets module's own schema (`datasets`); absent → no datasets routes. */
   datasetsDb?: DataSource;
+  /** The prompt hub's own schema (`prompt_hub`); absent → no hub routes. */
+  promptHub?: { dataSource: DataSource; options: PromptHubOptions };
   auditDb: DataSource;
   audit: AuditOptions;
   info: GatewayInfoOptions;
@@ -75,6 +78,7 @@ export class StandaloneModule {
         ...(parts.controlPlane ? [ControlPlaneModule.forRoot(parts.controlPlane.dataSource, parts.controlPlane.options)] : []),
         AuditModule.forRoot(parts.auditDb, parts.audit),
         feedback,
+        ...(parts.promptHub ? [PromptHubModule.forRoot(parts.promptHub.dataSource, parts.promptHub.options)] : []),
         ...(datasets
           ? [datasets, ExperimentsModule.forRoot({ imports: [datasets, query, feedback], projects: ProjectsService, runs: RunsService, feedback: FeedbackQueryService })]
           : []),

@@ -14,6 +14,7 @@ import { EXPORTS_ENTITIES, EXPORTS_MIGRATIONS, EXPORTS_SCHEMA } from '@th/export
 import { createHttpApp } from '@th/platform';
 import { QUERY_ENTITIES, QUERY_MIGRATIONS } from '@th/query';
 import { DATASETS_ENTITIES, DATASETS_MIGRATIONS, DATASETS_SCHEMA } from '@th/datasets';
+import { PROMPT_HUB_ENTITIES, PROMPT_HUB_MIGRATIONS, PROMPT_HUB_SCHEMA } from '@th/prompt-hub';
 import type { StandaloneConfig } from './config';
 import { StandaloneModule } from './standalone.module';
 
@@ -61,6 +62,7 @@ export async function startStandalone(config: StandaloneConfig): Promise<Running
   // Persisted, so values encrypted before a restart can still be decrypted after it.
   const controlPlaneSecretsKey = persistedSecret(config.CONTROL_PLANE_SECRETS_KEY, dataDir, 'control-plane-secrets-key', randomSecret).value;
   const exportEncryptionKey = persistedSecret(config.EXPORT_ENCRYPTION_KEY, dataDir, 'export-encryption-key', randomSecret).value;
+  const promptWebhookSecretsKey = persistedSecret(config.PROMPT_WEBHOOK_SECRETS_KEY, dataDir, 'prompt-webhook-secrets-key', randomSecret).value;
   const workspaceSecretsKey = persistedSecret(config.WORKSPACE_SECRETS_KEY, dataDir, 'workspace-secrets-key', randomSecret).value;
   const auditChainKey = persistedSecret(config.AUDIT_CHAIN_KEY, dataDir, 'audit-chain-key', randomSecret);
   let pg: EmbeddedPostgresHandle | undefined;
@@ -70,6 +72,7 @@ export async function startStandalone(config: StandaloneConfig): Promise<Running
   const gatewayDb = await openServiceDataSource({ url: dbUrl, schema: 'gateway', entities: GATEWAY_ENTITIES, migrations: GATEWAY_MIGRATIONS });
   const queryDb = await openServiceDataSource({ url: dbUrl, schema: 'query', entities: QUERY_ENTITIES, migrations: QUERY_MIGRATIONS });
   const datasetsDb = await openServiceDataSource({ url: dbUrl, schema: DATASETS_SCHEMA, entities: DATASETS_ENTITIES, migrations: DATASETS_MIGRATIONS, poolSize: 6 });
+  const promptHubDb = await openServiceDataSource({ url: dbUrl, schema: PROMPT_HUB_SCHEMA, entities: PROMPT_HUB_ENTITIES, migrations: PROMPT_HUB_MIGRATIONS, poolSize: 4 });
   const auditDb = await openServiceDataSource({ url: dbUrl, schema: 'audit', entities: AUDIT_ENTITIES, migrations: AUDIT_MIGRATIONS, poolSize: 4 });
   const controlPlaneDb = await openServiceDataSource({ url: dbUrl, schema: CONTROL_PLANE_SCHEMA, entities: CONTROL_PLANE_ENTITIES, migrations: CONTROL_PLANE_MIGRATIONS, poolSize: 6 });
   const exportsDb = await openServiceDataSource({ url: dbUrl, schema: EXPORTS_SCHEMA, entities: EXPORTS_ENTITIES, migrations: EXPORTS_MIGRATIONS, poolSize: 4 });
@@ -85,6 +88,7 @@ export async function startStandalone(config: StandaloneConfig): Promise<Running
       gatewayDb,
       queryDb,
       datasetsDb,
+      promptHub: { dataSource: promptHubDb, options: { secretsKey: promptWebhookSecretsKey, outboundAllowedHosts: config.OUTBOUND_ALLOWED_HOSTS } },
       auditDb,
       audit: {
         productVersion: config.SERVICE_VERSION,
@@ -161,6 +165,7 @@ export async function startStandalone(config: StandaloneConfig): Promise<Running
       await gatewayDb.destroy();
       await queryDb.destroy();
       await datasetsDb.destroy();
+      await promptHubDb.destroy();
       await controlPlaneDb.destroy();
       await auditDb.destroy();
       await exportsDb.destroy();

@@ -19,3 +19,4 @@ export * from './dataset.schema';
 export * from './feedback-config.schema';
 export * from './user-pattern';
 export * from './openapi-schema';
+export * from './prompt-hub.schema';

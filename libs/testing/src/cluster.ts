@@ -113,7 +113,8 @@ export async function startCluster(opts: ClusterOptions = {}): Promise<Cluster> 
       ...(auditEnv ? { AUDIT_URL: `http://127.0.0.1:${ports.audit}` } : {}),
       ...opts.gatewayEnv,
     };
-    const extra = name === 'gateway' ? gatewayEnv : name === 'ingest' ? (opts.ingestEnv ?? {}) : name === 'export-worker' ? (exportWorkerEnv ?? {}) : name === 'audit' ? (auditEnv ?? {}) : {};
+    const queryEnv = { PROMPT_WEBHOOK_SECRETS_KEY: randomBytes(24).toString('hex') };
+    const extra = name === 'gateway' ? gatewayEnv : name === 'query' ? queryEnv : name === 'ingest' ? (opts.ingestEnv ?? {}) : name === 'export-worker' ? (exportWorkerEnv ?? {}) : name === 'audit' ? (auditEnv ?? {}) : {};
     const proc = await startAppProcess(name, { ...env, ...extra }, { port: ports[name] });
     procs[name] = proc;
     return proc;

@@ -48,6 +48,7 @@ import {
 } from '@th/contracts';
 import { ADMIN_ROUTES } from './admin.routes';
 import { DATASETS_ROUTES } from './datasets.routes';
+import { PROMPT_HUB_ROUTES } from './prompt-hub.routes';
 
 export interface RouteDoc {
   method: 'get' | 'post' | 'put' | 'patch' | 'delete';
@@ -220,4 +221,5 @@ export const ROUTES: RouteDoc[] = [
   },
   ...ADMIN_ROUTES,
   ...DATASETS_ROUTES,
+  ...PROMPT_HUB_ROUTES,
 ];

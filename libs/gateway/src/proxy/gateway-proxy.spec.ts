@@ -12,6 +12,14 @@ describe('gateway routes without an API key', () => {
     expect(isPublicRoute('POST', '/public/tok/datasets')).toBe(false);
   });
 
+  it('the prompt hub goes to query, with an API key', () => {
+    for (const [method, path] of [['GET', '/api/v1/repos/'], ['POST', '/repos'], ['PATCH', '/api/v1/repos/-/p'], ['POST', '/api/v1/repos/-/p/tags'], ['GET', '/api/v1/commits/o/p/latest'], ['POST', '/commits/-/p'], ['POST', '/api/v1/likes/o/p'], ['GET', '/api/v1/settings'], ['POST', '/settings/handle'], ['POST', '/api/v1/prompt-webhooks/test'], ['DELETE', '/api/v1/prompt-webhooks/x'], ['POST', '/api/v1/platform/hub/repos/-/a/directories/commits'], ['GET', '/v1/platform/hub/repos/o/a/directories']] as const) {
+      expect(routeFor(method, path, up)).toBe('http://q');
+      expect(isPublicRoute(method, path)).toBe(false);
+    }
+    expect(routeFor('GET', '/repository', up)).toBeNull();
+  });
+
   it('the upload PUT and the push webhook go to the control plane, public; nothing else there is', () => {
     const object = '/v2/uploads/deployments/d/sources/x.tar.gz';
     expect(routeFor('PUT', object, up)).toBe('http://cp');

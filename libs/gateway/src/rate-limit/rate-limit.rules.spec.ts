@@ -60,6 +60,13 @@ describe('rule precedence', () => {
     ['/examples only for GET', withKey('POST', '/api/v1/examples'), 'default-api-key'],
     ['/charts only for POST', withKey('GET', '/api/v1/charts'), 'default-api-key'],
     ['segments, not substrings', withKey('GET', '/api/v1/repositories'), 'default-api-key'],
+    // the prompt hub's paths as the langsmith clients call them
+    ['GET /repos/ (list, trailing slash)', withKey('GET', '/api/v1/repos/'), 'repos-api-key'],
+    ['POST /repos/{owner}/{repo}/tags', withKey('POST', '/api/v1/repos/-/p/tags'), 'repos-api-key'],
+    ['PATCH /repos/{owner}/{repo} with a user', withUser('PATCH', '/api/v1/repos/h/p'), 'repos-user'],
+    ['GET /commits/{owner}/{repo}/ (list)', withKey('GET', '/api/v1/commits/-/p/'), 'commits-api-key'],
+    ['POST /commits/{owner}/{repo}', withKey('POST', '/api/v1/commits/h/p'), 'commits-api-key'],
+    ['GET /commits/{owner}/{repo}/latest with a user', withUser('GET', '/commits/h/p/latest'), 'commits-user'],
     ['/info counts by IP even with a key', withKey('GET', '/info'), 'high-throughput-ip'],
     ['metadata submit under any prefix', anonymous('POST', '/api/v1/metadata/submit'), 'high-throughput-ip'],
     ['/v1/beacon by IP with a key', withKey('POST', '/v1/beacon'), 'beacon-ip'],
