@@ -25,7 +25,7 @@ const expectedFile = path.join(here, 'expected.json');
 const perTestTimeoutS = Number(process.env.PYTHON_SDK_TEST_TIMEOUT_S ?? 60);
 const overallTimeoutS = Number(process.env.PYTHON_SDK_TIMEOUT_S ?? 900);
 
-/** The files of issue 32; tests/integration_tests/wrappers needs provider SDKs and cassettes, the prompt hub files belong to issue 28. */
+/** The files of issues 32 and 28 (prompt hub); tests/integration_tests/wrappers needs provider SDKs and cassettes. */
 const DEFAULT_FILES = [
   'tests/integration_tests/test_client.py',
   'tests/integration_tests/test_runs.py',
@@ -36,6 +36,10 @@ const DEFAULT_FILES = [
   'tests/integration_tests/test_v2_runs_share.py',
   'tests/integration_tests/test_v2_threads.py',
   'tests/integration_tests/test_v2_traces.py',
+  'tests/integration_tests/test_prompts.py',
+  'tests/integration_tests/test_prompts_async.py',
+  'tests/integration_tests/test_hub_client.py',
+  'tests/integration_tests/test_hub_client_async.py',
   'tests/evaluation',
 ];
 
@@ -124,6 +128,13 @@ async function startService(dataDir) {
     }
     await new Promise((r) => setTimeout(r, 200));
   }
+  // The prompt suites push public prompts, which needs the workspace's handle (set once, as a user would).
+  const handle = await fetch(`${url}/api/v1/settings/handle`, {
+    method: 'POST',
+    headers: { 'x-api-key': apiKey, 'content-type': 'application/json' },
+    body: JSON.stringify({ tenant_handle: `pysdk-${randomBytes(4).toString('hex')}` }),
+  });
+  if (handle.status !== 200) throw new Error(`setting the workspace handle answered ${handle.status}: ${await handle.text()}`);
   return {
     url,
     apiKey,
