@@ -1,6 +1,7 @@
-import { createHmac, randomBytes, randomUUID, timingSafeEqual } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import type { DataSource, EntityManager } from 'typeorm';
 import type { ExampleAttachmentsOperations, ValidationErrorItem } from '@th/contracts';
+import { UrlSigner } from '@th/platform';
 
 /** One stored attachment of an example state. */
 export interface AttachmentRef {
@@ -20,46 +21,23 @@ export interface AttachmentUpload {
 export const ATTACHMENT_URL_TTL_SECONDS = 3600;
 export const ATTACHMENT_ROUTE = '/public/example-attachments';
 
-/**
- * Signs and checks the download URLs of attachments: HMAC-SHA256 over `<blob id>.<expiry>` with a key made once
- * per database (so every query replica signs alike and no configuration is needed).
- */
+/** The download URLs of example attachments (read without an API key). */
 export class AttachmentSigner {
-  private key: Promise<Buffer> | undefined;
+  private readonly urls: UrlSigner;
 
-  constructor(private readonly ds: DataSource) {}
-
-  private loadKey(): Promise<Buffer> {
-    this.key ??= (async () => {
-      await this.ds.query(`INSERT INTO "datasets"."signing_keys" (purpose, key) VALUES ('attachments', $1) ON CONFLICT (purpose) DO NOTHING`, [
-        randomBytes(32).toString('base64url'),
-      ]);
-      const rows = (await this.ds.query(`SELECT key FROM "datasets"."signing_keys" WHERE purpose = 'attachments'`)) as { key: string }[];
-      return Buffer.from(rows[0].key, 'base64url');
-    })().catch((err) => {
-      this.key = undefined;
-      throw err;
-    });
-    return this.key;
-  }
-
-  private static mac(key: Buffer, blobId: string, expires: number): string {
-    return createHmac('sha256', key).update(`${blobId}.${expires}`).digest('base64url');
+  constructor(ds: DataSource) {
+    this.urls = new UrlSigner(ds, '"datasets"."signing_keys"', 'attachments', ATTACHMENT_URL_TTL_SECONDS);
   }
 
   /** A function giving the signed path of a blob (call once per response: one expiry for all its URLs). */
   async urlSigner(now = Date.now()): Promise<(blobId: string) => string> {
-    const key = await this.loadKey();
-    const expires = Math.floor(now / 1000) + ATTACHMENT_URL_TTL_SECONDS;
-    return (blobId) => `${ATTACHMENT_ROUTE}/${blobId}?expires=${expires}&signature=${AttachmentSigner.mac(key, blobId, expires)}`;
+    const sign = await this.urls.signer(now);
+    return (blobId) => `${ATTACHMENT_ROUTE}/${blobId}?${sign([blobId])}`;
   }
 
   /** Whether this signature for this blob and expiry is genuine and not expired. */
-  async verify(blobId: string, expires: number, signature: string, now = Date.now()): Promise<boolean> {
-    if (!Number.isSafeInteger(expires) || expires * 1000 < now) return false;
-    const expected = Buffer.from(AttachmentSigner.mac(await this.loadKey(), blobId, expires));
-    const given = Buffer.from(signature);
-    return given.length === expected.length && timingSafeEqual(given, expected);
+  verify(blobId: string, expires: number, signature: string, now = Date.now()): Promise<boolean> {
+    return this.urls.verify([blobId], expires, signature, now);
   }
 }
 
