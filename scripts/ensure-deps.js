@@ -28,13 +28,36 @@ function ensureDeps() {
   }
 }
 
+/** Newest modification time of the files under `dir` (0 when it does not exist). */
+function newestMtime(dir) {
+  if (!fs.existsSync(dir)) return 0;
+  let newest = 0;
+  for (const entry of fs.readdirSync(dir, { withFileTypes: true, recursive: true })) {
+    if (entry.isFile()) newest = Math.max(newest, fs.statSync(path.join(entry.parentPath, entry.name)).mtimeMs);
+  }
+  return newest;
+}
+
+/** The web app (dist/web), rebuilt when missing or older than its sources, the contracts or the lock file. */
+function buildWeb() {
+  const page = path.join(root, 'dist', 'web', 'index.html');
+  const built = fs.existsSync(page) ? fs.statSync(page).mtimeMs : 0;
+  const sources = Math.max(
+    newestMtime(path.join(root, 'apps', 'web')),
+    newestMtime(path.join(root, 'libs', 'contracts', 'src')),
+    fs.statSync(path.join(root, 'package-lock.json')).mtimeMs,
+  );
+  if (built < sources) run('npm run --silent build:web');
+}
+
 function build() {
   // The OTLP .proto definitions /otel/v1/traces decodes with (Maven Central, cached in .cache/otel-proto).
   run('bash scripts/otel/fetch-proto.sh');
   run('npm run --silent build');
+  buildWeb();
 }
 
-module.exports = { ensureDeps, build, run, root };
+module.exports = { ensureDeps, build, buildWeb, run, root };
 if (require.main === module) {
   ensureDeps();
   build();

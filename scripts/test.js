@@ -9,5 +9,6 @@ const path = require('node:path');
 ensureDeps();
 build();
 run('npx tsc -p tsconfig.base.json');
+run('npx tsc -p apps/web/tsconfig.json');
 if (fs.existsSync(path.join(__dirname, '..', 'eslint.config.mjs'))) run('npx eslint apps libs tools --max-warnings=0');
 run(`npx jest --ci ${process.argv.slice(2).join(' ')}`.trim());

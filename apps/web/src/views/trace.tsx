@@ -1,0 +1,205 @@
+import { useMemo, type KeyboardEvent } from 'react';
+import { useQuery } from '@tanstack/react-query';
+import type { Feedback, RunQuery, RunRecord } from '@th/contracts';
+import { api } from '../api';
+import { Messages, chatOf } from '../components/messages';
+import { JsonView } from '../components/json-view';
+import { fmtCost, fmtInt, fmtLatency, fmtTime } from '../format';
+import { Link, paths, setSearchParam, useLocation } from '../router';
+import { Status } from './runs';
+
+type TreeRun = Pick<RunRecord, 'id' | 'name' | 'run_type' | 'status' | 'dotted_order' | 'latency' | 'total_tokens' | 'prompt_tokens' | 'completion_tokens' | 'total_cost' | 'parent_run_id' | 'end_time'>;
+const TREE_SELECT: NonNullable<RunQuery['select']> = [
+  'id', 'name', 'run_type', 'status', 'dotted_order', 'latency', 'total_tokens', 'prompt_tokens', 'completion_tokens', 'total_cost', 'parent_run_id', 'end_time',
+];
+/** Pages of the trace read for the tree (1,000 runs each). */
+const MAX_TREE_PAGES = 20;
+const POLL_MS = 2_000;
+
+export function TraceView({ tenant, project, runId, poll }: { tenant: string; project: string; runId: string; poll: boolean }) {
+  const location = useLocation();
+  const selected = location.searchParams.get('selected') ?? runId;
+  const linked = useQuery({ queryKey: ['run', tenant, runId], queryFn: ({ signal }) => api<RunRecord>(`/runs/${runId}`, { tenant, signal }) });
+  const traceId = linked.data?.trace_id;
+  const tree = useQuery({
+    queryKey: ['trace', tenant, traceId],
+    enabled: !!traceId,
+    queryFn: async ({ signal }) => {
+      const all: TreeRun[] = [];
+      let cursor: string | null = null;
+      for (let page = 0; page < MAX_TREE_PAGES; page++) {
+        const res: { runs: TreeRun[]; cursors: { next: string | null } } = await api('/runs/query', {
+          tenant,
+          signal,
+          json: { trace: traceId, session: [project], limit: 1000, cursor, select: TREE_SELECT, order: 'asc' },
+        });
+        all.push(...res.runs);
+        cursor = res.cursors.next;
+        if (!cursor) break;
+      }
+      return all.sort((a, b) => (a.dotted_order < b.dotted_order ? -1 : a.dotted_order > b.dotted_order ? 1 : 0));
+    },
+    // ?poll=true (the SDK's links): refresh until every run of the trace has ended.
+    refetchInterval: (q) => (poll && (!q.state.data || q.state.data.some((r) => !r.end_time)) ? POLL_MS : false),
+  });
+  const runs = tree.data ?? [];
+  const rootDepth = runs.length ? depthOf(runs[0].dotted_order) : 0;
+  const select = (id: string) => setSearchParam('selected', id === runId ? null : id);
+  const onKey = (e: KeyboardEvent<HTMLUListElement>) => {
+    const i = runs.findIndex((r) => r.id === selected);
+    const next = e.key === 'ArrowDown' ? i + 1 : e.key === 'ArrowUp' ? i - 1 : e.key === 'Home' ? 0 : e.key === 'End' ? runs.length - 1 : -2;
+    if (next === -2 || next < 0 || next >= runs.length) return;
+    e.preventDefault();
+    select(runs[next].id);
+    document.getElementById(`node-${runs[next].id}`)?.focus();
+  };
+
+  return (
+    <section aria-labelledby="trace-title" className="trace">
+      <p className="crumbs">
+        <Link to={paths.projects(tenant)}>Projects</Link> / <Link to={paths.runs(tenant, project)}>Runs</Link> /
+      </p>
+      <h1 id="trace-title">Trace {linked.data ? `· ${runs[0]?.name ?? linked.data.name}` : ''}</h1>
+      {linked.isError && <p role="alert" className="error">{linked.error.message}</p>}
+      {poll && runs.some((r) => !r.end_time) && <p className="muted" aria-live="polite">Live: refreshing every {POLL_MS / 1000} s until the trace ends.</p>}
+      <div className="split">
+        <nav aria-label="Run tree" className="tree-pane">
+          {tree.isPending && traceId && <p aria-busy="true">Loading…</p>}
+          <ul role="tree" aria-label="Runs of the trace" className="tree" onKeyDown={onKey}>
+            {runs.map((r) => (
+              <li
+                key={r.id}
+                id={`node-${r.id}`}
+                role="treeitem"
+                aria-selected={r.id === selected}
+                aria-level={depthOf(r.dotted_order) - rootDepth + 1}
+                tabIndex={r.id === selected ? 0 : -1}
+                className="node"
+                data-run-id={r.id}
+                style={{ paddingLeft: `${(depthOf(r.dotted_order) - rootDepth) * 16 + 8}px` }}
+                onClick={() => select(r.id)}
+              >
+                <span className={`badge t-${r.run_type}`}>{r.run_type}</span>
+                <span className="node-name">{r.name}</span>
+                <Status status={r.status} />
+                <span className="node-meta">
+                  {fmtLatency(r.latency)}
+                  {r.total_tokens > 0 && <> · <span data-testid="tokens">{fmtInt(r.total_tokens)} tokens</span></>}
+                </span>
+              </li>
+            ))}
+          </ul>
+        </nav>
+        <div className="detail-pane">{selected && <RunDetail tenant={tenant} project={project} runId={selected} traceRoot={runs[0]?.id} />}</div>
+      </div>
+    </section>
+  );
+}
+
+const depthOf = (dotted: string) => dotted.split('.').length;
+
+function RunDetail({ tenant, project, runId, traceRoot }: { tenant: string; project: string; runId: string; traceRoot?: string }) {
+  const run = useQuery({ queryKey: ['run', tenant, runId], queryFn: ({ signal }) => api<RunRecord>(`/runs/${runId}`, { tenant, signal }) });
+  const feedback = useQuery({ queryKey: ['feedback', tenant, runId], queryFn: ({ signal }) => api<Feedback[]>(`/feedback?run=${runId}`, { tenant, signal }) });
+  const r = run.data;
+  const chat = useMemo(() => (r ? chatOf(r) : null), [r]);
+  if (run.isPending) return <p aria-busy="true">Loading…</p>;
+  if (run.isError) return <p role="alert" className="error">{run.error.message}</p>;
+  if (!r) return null;
+  const metadata = (r.extra as { metadata?: Record<string, unknown> } | null)?.metadata;
+  return (
+    <article aria-labelledby="run-title" className="detail">
+      <h2 id="run-title">{r.name}</h2>
+      <dl className="facts">
+        <dt>Type</dt>
+        <dd>{r.run_type}</dd>
+        <dt>Status</dt>
+        <dd><Status status={r.status} /></dd>
+        <dt>Start</dt>
+        <dd>{fmtTime(r.start_time)}</dd>
+        <dt>Latency</dt>
+        <dd>{fmtLatency(r.latency)}</dd>
+        <dt>Tokens</dt>
+        <dd data-testid="run-tokens">{fmtInt(r.total_tokens)} ({fmtInt(r.prompt_tokens)} prompt, {fmtInt(r.completion_tokens)} completion)</dd>
+        <dt>Cost</dt>
+        <dd>{fmtCost(r.total_cost)}</dd>
+        {r.llm?.model && (
+          <>
+            <dt>Model</dt>
+            <dd>{r.llm.provider ? `${r.llm.provider} / ` : ''}{r.llm.model}</dd>
+          </>
+        )}
+      </dl>
+      <p className="links">
+        {r.parent_run_id && <Link to={`${paths.trace(tenant, project, r.parent_run_id)}`}>Parent run</Link>}
+        {traceRoot && traceRoot !== r.id && <Link to={paths.trace(tenant, project, traceRoot)}>Trace root</Link>}
+        {r.reference_example_id && <span>Example <code>{r.reference_example_id}</code></span>}
+      </p>
+      {r.error && (
+        <section aria-labelledby="error-title">
+          <h3 id="error-title">Error</h3>
+          <pre className="error-box">{r.error}</pre>
+        </section>
+      )}
+      {chat && (
+        <section aria-labelledby="chat-title">
+          <h3 id="chat-title">Messages</h3>
+          <Messages messages={chat} />
+        </section>
+      )}
+      <section aria-labelledby="inputs-title">
+        <h3 id="inputs-title">Inputs</h3>
+        <JsonView value={r.inputs} label="Inputs" />
+      </section>
+      <section aria-labelledby="outputs-title">
+        <h3 id="outputs-title">Outputs</h3>
+        <JsonView value={r.outputs} label="Outputs" />
+      </section>
+      {r.tags.length > 0 && (
+        <section aria-labelledby="tags-title">
+          <h3 id="tags-title">Tags</h3>
+          <ul className="tags">{r.tags.map((t) => <li key={t}>{t}</li>)}</ul>
+        </section>
+      )}
+      {metadata && Object.keys(metadata).length > 0 && (
+        <section aria-labelledby="metadata-title">
+          <h3 id="metadata-title">Metadata</h3>
+          <JsonView value={metadata} label="Metadata" />
+        </section>
+      )}
+      <section aria-labelledby="feedback-title">
+        <h3 id="feedback-title">Feedback</h3>
+        {feedback.isError && <p role="alert" className="error">{feedback.error.message}</p>}
+        {feedback.data && feedback.data.length === 0 && <p className="muted">No feedback.</p>}
+        {feedback.data && feedback.data.length > 0 && (
+          <table className="grid" aria-label="Feedback">
+            <thead>
+              <tr>
+                <th scope="col">Key</th>
+                <th scope="col">Score</th>
+                <th scope="col">Value</th>
+                <th scope="col">Comment</th>
+              </tr>
+            </thead>
+            <tbody>
+              {feedback.data.map((f) => (
+                <tr key={f.id} className="feedback">
+                  <td>{f.key}</td>
+                  <td>{f.score === null || f.score === undefined ? '—' : String(f.score)}</td>
+                  <td>{f.value === null || f.value === undefined ? '—' : JSON.stringify(f.value)}</td>
+                  <td>{f.comment ?? ''}</td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        )}
+      </section>
+      {r.events && r.events.length > 0 && (
+        <section aria-labelledby="events-title">
+          <h3 id="events-title">Events</h3>
+          <JsonView value={r.events} label="Events" />
+        </section>
+      )}
+    </article>
+  );
+}
