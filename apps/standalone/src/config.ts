@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { bool, commonConfigShape, outboundConfigShape, port, secret } from '@th/config';
+import { bool, commonConfigShape, outboundConfigShape, port, secret, webConfigShape } from '@th/config';
 import { rateLimitConfigShape } from '@th/gateway';
 import { controlPlaneConfigShape } from '@th/control-plane';
 
@@ -7,6 +7,7 @@ export const standaloneConfigSchema = z.object({
   ...commonConfigShape,
   /** Private hosts tenant URLs (export destinations, git repositories, deployed servers' webhooks) may reach. */
   ...outboundConfigShape,
+  ...webConfigShape,
   PORT: port(1984),
   HOST: z.string().default('127.0.0.1'),
   DATA_DIR: z.string().default('./.data'),

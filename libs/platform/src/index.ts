@@ -12,3 +12,4 @@ export * from './url-credentials';
 export * from './outbound-policy';
 export * from './pacer';
 export * from './json-depth';
+export * from './web-app';
