@@ -26,6 +26,8 @@ export interface RunningStandalone {
   ch: ClickHouse;
   /** The rate limiter in front of every route (null when RATE_LIMIT_ENABLED is false). */
   rateLimiter: RateLimiter | null;
+  /** A link to the web app that signs in once, within SIGN_IN_LINK_TTL_MS, as the bootstrap key. */
+  signInLink(): string;
   close(): Promise<void>;
 }
 
@@ -45,6 +47,9 @@ function persistedSecret(configured: string | undefined, dataDir: string, file: 
   writeFileSync(path, value + '\n', { mode: 0o600 });
   return { value, generated: true };
 }
+
+/** How long the sign-in link `npm start` prints stays valid (it works once). */
+export const SIGN_IN_LINK_TTL_MS = 30 * 60_000;
 
 const randomSecret = () => randomBytes(32).toString('base64url');
 
@@ -151,6 +156,8 @@ export async function startStandalone(config: StandaloneConfig): Promise<Running
     workspaceId: seeded.workspace_id,
     ch,
     rateLimiter: rateLimit.limiter,
+    // The token is in the fragment: browsers do not send it, so it reaches no access log or proxy.
+    signInLink: () => `${url}/login#token=${identity.issueSignInToken(apiKey, SIGN_IN_LINK_TTL_MS)}`,
     async close() {
       if (closed) return;
       closed = true;
