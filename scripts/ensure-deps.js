@@ -5,8 +5,8 @@ const fs = require('node:fs');
 const path = require('node:path');
 const root = path.resolve(__dirname, '..');
 
-function run(cmd) {
-  execSync(cmd, { cwd: root, stdio: 'inherit', env: { ...process.env, NX_DAEMON: 'false' } });
+function run(cmd, env = {}) {
+  execSync(cmd, { cwd: root, stdio: 'inherit', env: { ...process.env, NX_DAEMON: 'false', ...env } });
 }
 
 function ensureDeps() {
@@ -25,6 +25,22 @@ function ensureDeps() {
       process.stdout.write('npm ci refused the lock file; installing with npm install instead...\n');
       run('npm install --no-audit --no-fund');
     }
+  }
+}
+
+/** Debian's chromium, which the web app's browser tests drive (playwright-core); installed when missing, as root. */
+const CHROMIUM = '/usr/bin/chromium';
+function ensureChromium() {
+  if (fs.existsSync(CHROMIUM)) return;
+  if (process.getuid?.() !== 0) {
+    process.stdout.write(`${CHROMIUM} is missing and this is not root: install it (apt-get install -y chromium) for the web app's browser tests\n`);
+    return;
+  }
+  process.stdout.write('Installing chromium (apt-get) for the web app\'s browser tests...\n');
+  try {
+    run('apt-get install -y --no-install-recommends chromium');
+  } catch {
+    run('apt-get update && apt-get install -y --no-install-recommends chromium');
   }
 }
 
@@ -47,7 +63,8 @@ function buildWeb() {
     newestMtime(path.join(root, 'libs', 'contracts', 'src')),
     fs.statSync(path.join(root, 'package-lock.json')).mtimeMs,
   );
-  if (built < sources) run('npm run --silent build:web');
+  // React's production build: a caller's NODE_ENV (jest sets `test`) would otherwise give its development build.
+  if (built < sources) run('npm run --silent build:web', { NODE_ENV: 'production' });
 }
 
 function build() {
@@ -57,7 +74,7 @@ function build() {
   buildWeb();
 }
 
-module.exports = { ensureDeps, build, buildWeb, run, root };
+module.exports = { ensureDeps, ensureChromium, build, buildWeb, run, root, CHROMIUM };
 if (require.main === module) {
   ensureDeps();
   build();

@@ -2,11 +2,12 @@
 // npm test: installs what is missing, builds (cluster tests run the compiled apps), type-checks,
 // lints module boundaries, then runs every jest suite against the real servers the suites start.
 'use strict';
-const { ensureDeps, build, run } = require('./ensure-deps');
+const { ensureDeps, ensureChromium, build, run } = require('./ensure-deps');
 const fs = require('node:fs');
 const path = require('node:path');
 
 ensureDeps();
+ensureChromium();
 build();
 run('npx tsc -p tsconfig.base.json');
 run('npx tsc -p apps/web/tsconfig.json');

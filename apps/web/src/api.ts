@@ -44,11 +44,4 @@ export async function api<T>(path: string, opts: ApiOptions = {}): Promise<T> {
   return body as T;
 }
 
-/** What GET /auth/session answers: who the cookie signs in as. */
-export interface SessionInfo {
-  organization_id: string;
-  tenant_id: string;
-  user_id: string | null;
-  credential_type: string;
-  expires_at: string;
-}
+export type { SessionInfo } from '@th/contracts';

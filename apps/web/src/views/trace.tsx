@@ -59,7 +59,7 @@ export function TraceView({ tenant, project, runId, poll }: { tenant: string; pr
       <p className="crumbs">
         <Link to={paths.projects(tenant)}>Projects</Link> / <Link to={paths.runs(tenant, project)}>Runs</Link> /
       </p>
-      <h1 id="trace-title">Trace {linked.data ? `· ${runs[0]?.name ?? linked.data.name}` : ''}</h1>
+      <h1 id="trace-title">Trace{runs[0] ? ` · ${runs[0].name}` : ''}</h1>
       {linked.isError && <p role="alert" className="error">{linked.error.message}</p>}
       {poll && runs.some((r) => !r.end_time) && <p className="muted" aria-live="polite">Live: refreshing every {POLL_MS / 1000} s until the trace ends.</p>}
       <div className="split">
