@@ -1,4 +1,5 @@
 import { useQuery, useQueryClient } from '@tanstack/react-query';
+import type { Workspace } from '@th/contracts';
 import { api, ApiError, type SessionInfo } from './api';
 import { Link, Redirect, matchRoute, navigate, paths, useLocation } from './router';
 import { LoginView } from './views/login';
@@ -70,9 +71,35 @@ function Header({ tenant, session }: { tenant: string; session: SessionInfo }) {
         <Link to={paths.projects(tenant)}>Projects</Link>
       </nav>
       <div className="who">
-        <span title="Workspace">Workspace <code>{tenant.slice(0, 8)}</code></span>
+        <WorkspaceSwitcher tenant={tenant} />
         <button type="button" onClick={() => void signOut()}>Sign out</button>
       </div>
     </header>
+  );
+}
+
+/** The workspaces of the session's organization; choosing one opens its projects (the URL names the workspace). */
+function WorkspaceSwitcher({ tenant }: { tenant: string }) {
+  const workspaces = useQuery({ queryKey: ['workspaces'], queryFn: ({ signal }) => api<Workspace[]>('/workspaces', { signal }), staleTime: 60_000 });
+  const list = workspaces.data ?? [];
+  if (list.length <= 1) {
+    return (
+      <span>
+        Workspace <strong>{list[0]?.name ?? tenant.slice(0, 8)}</strong>
+      </span>
+    );
+  }
+  return (
+    <label>
+      Workspace{' '}
+      <select value={tenant} onChange={(e) => navigate(paths.projects(e.target.value))}>
+        {!list.some((w) => w.id === tenant) && <option value={tenant}>{tenant.slice(0, 8)}</option>}
+        {list.map((w) => (
+          <option key={w.id} value={w.id}>
+            {w.name}
+          </option>
+        ))}
+      </select>
+    </label>
   );
 }

@@ -1,6 +1,6 @@
-import { useMemo, type KeyboardEvent } from 'react';
-import { useQuery } from '@tanstack/react-query';
-import type { Feedback, RunQuery, RunRecord } from '@th/contracts';
+import { useMemo, useState, type FormEvent, type KeyboardEvent } from 'react';
+import { useMutation, useQuery } from '@tanstack/react-query';
+import type { Feedback, FeedbackCreate, RunQuery, RunRecord } from '@th/contracts';
 import { api } from '../api';
 import { Messages, chatOf } from '../components/messages';
 import { JsonView } from '../components/json-view';
@@ -100,7 +100,32 @@ const depthOf = (dotted: string) => dotted.split('.').length;
 
 function RunDetail({ tenant, project, runId, traceRoot }: { tenant: string; project: string; runId: string; traceRoot?: string }) {
   const run = useQuery({ queryKey: ['run', tenant, runId], queryFn: ({ signal }) => api<RunRecord>(`/runs/${runId}`, { tenant, signal }) });
-  const feedback = useQuery({ queryKey: ['feedback', tenant, runId], queryFn: ({ signal }) => api<Feedback[]>(`/feedback?run=${runId}`, { tenant, signal }) });
+  // Feedback is written through the bus: a new one is polled for until the list has it.
+  const [awaited, setAwaited] = useState<string | null>(null);
+  const feedback = useQuery({
+    queryKey: ['feedback', tenant, runId],
+    queryFn: async ({ signal }) => {
+      const list = await api<Feedback[]>(`/feedback?run=${runId}`, { tenant, signal });
+      if (awaited && list.some((f) => f.id === awaited)) setAwaited(null);
+      return list;
+    },
+    refetchInterval: awaited ? 500 : false,
+  });
+  const addFeedback = useMutation({
+    mutationFn: (body: Pick<FeedbackCreate, 'run_id' | 'trace_id' | 'key' | 'score' | 'comment'>) => api<Feedback>('/feedback', { tenant, json: body }),
+    onSuccess: (created) => setAwaited(created.id),
+  });
+  const submitFeedback = (e: FormEvent<HTMLFormElement>) => {
+    e.preventDefault();
+    const form = e.currentTarget;
+    const data = new FormData(form);
+    const score = String(data.get('score') ?? '').trim();
+    const comment = String(data.get('comment') ?? '').trim();
+    addFeedback.mutate(
+      { run_id: runId, trace_id: run.data?.trace_id, key: String(data.get('key') ?? '').trim(), score: score === '' ? null : Number(score), comment: comment || null },
+      { onSuccess: () => form.reset() },
+    );
+  };
   const r = run.data;
   const chat = useMemo(() => (r ? chatOf(r) : null), [r]);
   if (run.isPending) return <p aria-busy="true">Loading…</p>;
@@ -193,6 +218,19 @@ function RunDetail({ tenant, project, runId, traceRoot }: { tenant: string; proj
             </tbody>
           </table>
         )}
+        <form className="toolbar feedback-form" aria-label="Add feedback" onSubmit={submitFeedback}>
+          <label>
+            Key <input name="key" required maxLength={200} defaultValue="correctness" />
+          </label>
+          <label>
+            Score <input name="score" type="number" step="any" inputMode="decimal" />
+          </label>
+          <label className="grow">
+            Comment <input name="comment" maxLength={2000} />
+          </label>
+          <button type="submit" disabled={addFeedback.isPending}>Add feedback</button>
+        </form>
+        {addFeedback.isError && <p role="alert" className="error">{addFeedback.error.message}</p>}
       </section>
       {r.events && r.events.length > 0 && (
         <section aria-labelledby="events-title">
