@@ -10,6 +10,7 @@ async function main(): Promise<void> {
     process.stdout.write(
       `\nTracehouse is running at ${running.url}\n` +
         `  Open the app: ${running.signInLink()}\n` +
+        (running.linkUrl ? `  The SDK's links (${running.linkUrl}) open the app too.\n` : '') +
         `                (signs you in once, within ${SIGN_IN_LINK_TTL_MS / 60_000} minutes; later, sign in with the API key)\n` +
         `  API key:      ${running.apiKey}\n` +
         `  Workspace id: ${running.workspaceId}\n` +

@@ -1,6 +1,8 @@
 import { execFileSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { existsSync, mkdirSync } from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import axe from 'axe-core';
 import { Client, RunTree } from 'langsmith';
@@ -28,6 +30,15 @@ async function seriousA11yFindings(page: Page): Promise<string[]> {
     .map((v) => `${v.id} (${v.impact}): ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`);
 }
 
+/** A port nothing listens on now (the OS picks it). */
+async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((done) => server.listen(0, '127.0.0.1', done));
+  const { port } = server.address() as AddressInfo;
+  await new Promise((done) => server.close(done));
+  return port;
+}
+
 describe('web app against the standalone service', () => {
   let svc: TestStandalone;
   let client: Client;
@@ -37,12 +48,14 @@ describe('web app against the standalone service', () => {
   let rootRunId: string;
   let llmRunId: string;
   let llmTokens: number;
+  let linkPort: number;
 
   beforeAll(async () => {
     if (!existsSync(CHROMIUM)) throw new Error(`${CHROMIUM} is missing: npm test installs it (apt-get install -y chromium, as root)`);
     // The served files: built when missing or older than the app's sources (as npm start does).
     execFileSync(process.execPath, ['-e', "require('./scripts/ensure-deps').buildWeb()"], { cwd: ROOT, stdio: 'inherit' });
-    svc = await startTestStandalone();
+    linkPort = await freePort();
+    svc = await startTestStandalone({ WEB_LINK_PORT: String(linkPort) });
     client = new Client({ apiUrl: `${svc.url}/api/v1`, webUrl: svc.url, apiKey: svc.apiKey, autoBatchTracing: false, timeout_ms: 20_000 });
 
     // One trace with a chat model call in the OpenAI format and a tool call, feedback on its root, and more roots for the table.
@@ -127,6 +140,15 @@ describe('web app against the standalone service', () => {
     expect((await fetch(`${svc.url}/info`)).headers.get('content-type')).toContain('application/json');
     expect((await fetch(`${svc.url}/sessions`)).status).toBe(401);
     expect((await fetch(`${svc.url}/api/v1/sessions`)).status).toBe(401);
+  });
+
+  it("also serves the app and the API on the SDK's link port (WEB_LINK_PORT), and the sign-in link names it", async () => {
+    expect(svc.linkUrl).toBe(`http://localhost:${linkPort}`);
+    const page = await fetch(`http://127.0.0.1:${linkPort}/o/${svc.workspaceId}/projects/p/${projectId}/r/${rootRunId}?poll=true`);
+    expect(page.status).toBe(200);
+    expect(page.headers.get('content-security-policy')).toContain("default-src 'self'");
+    expect((await fetch(`http://127.0.0.1:${linkPort}/api/v1/info`)).status).toBe(200);
+    expect(svc.signInLink()).toMatch(new RegExp(`^http://localhost:${linkPort}/login#token=[\\w-]+$`));
   });
 
   it('signing in sets an httpOnly SameSite=Strict cookie; cookie writes need the CSRF header and this origin; logout clears it', async () => {
@@ -312,16 +334,17 @@ describe('web app against the standalone service', () => {
       }
     });
 
-    it("the one-time link signs a new browser in, and a second use is refused", async () => {
+    it("the one-time link (on the SDK's link address) signs a new browser in, and a second use is refused", async () => {
       const link = svc.signInLink();
+      expect(link.startsWith(`${svc.linkUrl}/login#token=`)).toBe(true);
       const fresh = await browser.newContext();
       try {
         const p = await fresh.newPage();
         p.setDefaultTimeout(WAIT_MS);
         await p.goto(link);
-        await p.waitForURL(`${svc.url}/o/${svc.workspaceId}/projects`);
+        await p.waitForURL(`${svc.linkUrl}/o/${svc.workspaceId}/projects`);
         const cookie = (await fresh.cookies()).find((c) => c.name === 'th_session');
-        expect(cookie).toMatchObject({ httpOnly: true, sameSite: 'Strict' });
+        expect(cookie).toMatchObject({ domain: 'localhost', httpOnly: true, sameSite: 'Strict' });
         const again = await browser.newContext();
         const p2 = await again.newPage();
         p2.setDefaultTimeout(WAIT_MS);
