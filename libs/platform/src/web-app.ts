@@ -112,7 +112,13 @@ export function webAppMiddleware(dir: string): (req: Request, res: Response, nex
     const kind = isWebAppPath(path);
     if (!kind) return next();
     const head = req.method === 'HEAD';
-    const done = kind === 'page' ? page(res, head) : asset(req, res, decodeURIComponent(path.slice('/assets/'.length)), head);
+    let name = '';
+    try {
+      name = decodeURIComponent(path.slice('/assets/'.length));
+    } catch {
+      name = ''; // malformed escapes name no asset: a 404 below
+    }
+    const done = kind === 'page' ? page(res, head) : asset(req, res, name, head);
     done.catch(next);
   };
 }
