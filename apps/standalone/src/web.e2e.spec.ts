@@ -284,6 +284,31 @@ describe('web app against the standalone service', () => {
       expect(await tree.getByRole('treeitem', { name: /ChatOpenAI/ }).getByTestId('tokens').textContent()).toBe('26 tokens');
       expect(await seriousA11yFindings(page)).toEqual([]);
       await page.screenshot({ path: join(SCREENSHOTS, 'trace.png') });
+      // Search inside the tree keeps the matches and their ancestors; collapsing hides a run's descendants.
+      const names = () => tree.getByRole('treeitem').locator('.node-name').allTextContents();
+      await page.getByLabel('Search in trace').fill('calc');
+      await tree.getByRole('treeitem', { name: /ChatOpenAI/ }).waitFor({ state: 'detached' });
+      expect(await names()).toEqual(['agent', 'calculator']);
+      await page.getByLabel('Search in trace').fill('');
+      await page.getByRole('button', { name: 'Collapse agent' }).click();
+      await tree.getByRole('treeitem', { name: /calculator/ }).waitFor({ state: 'detached' });
+      expect(await names()).toEqual(['agent']);
+      expect(await tree.getByRole('treeitem').first().getAttribute('aria-expanded')).toBe('false');
+      await page.getByRole('button', { name: 'Expand agent' }).click();
+      await tree.getByRole('treeitem', { name: /calculator/ }).waitFor();
+      expect(await names()).toEqual(['agent', 'ChatOpenAI', 'calculator']);
+    });
+
+    it('shows new runs in the runs table without a reload when Live is on', async () => {
+      await page.goto(`${svc.url}/o/${svc.workspaceId}/projects/p/${projectId}?live=true`);
+      const table = page.getByRole('table', { name: 'Runs' });
+      await table.getByRole('link', { name: 'agent' }).waitFor();
+      expect(await page.getByLabel('Live').isChecked()).toBe(true);
+      const run = new RunTree({ name: 'arrived-live', run_type: 'chain', inputs: {}, project_name: project, client });
+      await run.postRun();
+      await run.end({});
+      await run.patchRun();
+      await table.getByRole('link', { name: 'arrived-live' }).waitFor();
     });
 
     it("follows the SDK's run link (?poll=true) to that run's trace", async () => {

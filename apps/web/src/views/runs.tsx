@@ -13,6 +13,7 @@ interface RunPage {
 }
 
 const PAGE = 100;
+const LIVE_MS = 3_000;
 const ROW_PX = 36;
 /** The table's columns: the fields read for them, nothing more (inputs and outputs stay on the server). */
 const SELECT: NonNullable<RunQuery['select']> = [
@@ -23,6 +24,7 @@ export function RunsView({ tenant, project }: { tenant: string; project: string 
   const location = useLocation();
   const filter = location.searchParams.get('filter') ?? '';
   const allRuns = location.searchParams.get('all') === 'true';
+  const live = location.searchParams.get('live') === 'true';
   const [text, setText] = useState(filter);
   useEffect(() => setText(filter), [filter]);
   const info = useQuery({ queryKey: ['project', tenant, project], queryFn: ({ signal }) => api<Project>(`/sessions/${project}`, { tenant, signal }) });
@@ -36,6 +38,8 @@ export function RunsView({ tenant, project }: { tenant: string; project: string 
         json: { session: [project], is_root: allRuns ? null : true, filter: filter || null, limit: PAGE, cursor: pageParam, select: SELECT },
       }),
     getNextPageParam: (last) => last.cursors.next,
+    // Live: the loaded pages are read again, so new runs appear at the top without a reload.
+    refetchInterval: live ? LIVE_MS : false,
   });
   const rows = runs.data?.pages.flatMap((p) => p.runs) ?? [];
 
@@ -76,6 +80,9 @@ export function RunsView({ tenant, project }: { tenant: string; project: string 
         <button type="submit">Apply</button>
         <label className="check">
           <input type="checkbox" checked={allRuns} onChange={(e) => setSearchParam('all', e.target.checked ? 'true' : null)} /> All runs (not only roots)
+        </label>
+        <label className="check">
+          <input type="checkbox" checked={live} onChange={(e) => setSearchParam('live', e.target.checked ? 'true' : null)} /> Live
         </label>
       </form>
       {runs.isError && <p id="filter-error" role="alert" className="error">{runs.error.message}</p>}

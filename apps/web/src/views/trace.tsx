@@ -42,11 +42,27 @@ export function TraceView({ tenant, project, runId, poll }: { tenant: string; pr
     // ?poll=true (the SDK's links): refresh until every run of the trace has ended.
     refetchInterval: (q) => (poll && (!q.state.data || q.state.data.some((r) => !r.end_time)) ? POLL_MS : false),
   });
-  const runs = tree.data ?? [];
-  const rootDepth = runs.length ? depthOf(runs[0].dotted_order) : 0;
+  const all = tree.data ?? [];
+  const [collapsed, setCollapsed] = useState<ReadonlySet<string>>(new Set());
+  const [search, setSearch] = useState('');
+  const runs = useMemo(() => visibleRuns(all, collapsed, search), [all, collapsed, search]);
+  const parents = useMemo(() => new Set(all.map((r) => r.parent_run_id).filter((id): id is string => !!id)), [all]);
+  const rootDepth = all.length ? depthOf(all[0].dotted_order) : 0;
   const select = (id: string) => setSearchParam('selected', id === runId ? null : id);
+  const toggle = (id: string, open?: boolean) =>
+    setCollapsed((prev) => {
+      const next = new Set(prev);
+      if (open ?? next.has(id)) next.delete(id);
+      else next.add(id);
+      return next;
+    });
   const onKey = (e: KeyboardEvent<HTMLUListElement>) => {
     const i = runs.findIndex((r) => r.id === selected);
+    if ((e.key === 'ArrowLeft' || e.key === 'ArrowRight') && i >= 0 && parents.has(runs[i].id)) {
+      e.preventDefault();
+      toggle(runs[i].id, e.key === 'ArrowRight');
+      return;
+    }
     const next = e.key === 'ArrowDown' ? i + 1 : e.key === 'ArrowUp' ? i - 1 : e.key === 'Home' ? 0 : e.key === 'End' ? runs.length - 1 : -2;
     if (next === -2 || next < 0 || next >= runs.length) return;
     e.preventDefault();
@@ -59,12 +75,15 @@ export function TraceView({ tenant, project, runId, poll }: { tenant: string; pr
       <p className="crumbs">
         <Link to={paths.projects(tenant)}>Projects</Link> / <Link to={paths.runs(tenant, project)}>Runs</Link> /
       </p>
-      <h1 id="trace-title">Trace{runs[0] ? ` · ${runs[0].name}` : ''}</h1>
+      <h1 id="trace-title">Trace{all[0] ? ` · ${all[0].name}` : ''}</h1>
       {linked.isError && <p role="alert" className="error">{linked.error.message}</p>}
-      {poll && runs.some((r) => !r.end_time) && <p className="muted" aria-live="polite">Live: refreshing every {POLL_MS / 1000} s until the trace ends.</p>}
+      {poll && all.some((r) => !r.end_time) && <p className="muted" aria-live="polite">Live: refreshing every {POLL_MS / 1000} s until the trace ends.</p>}
       <div className="split">
         <nav aria-label="Run tree" className="tree-pane">
           {tree.isPending && traceId && <p aria-busy="true">Loading…</p>}
+          <label className="tree-search">
+            Search in trace <input type="search" value={search} onChange={(e) => setSearch(e.target.value)} />
+          </label>
           <ul role="tree" aria-label="Runs of the trace" className="tree" onKeyDown={onKey}>
             {runs.map((r) => (
               <li
@@ -72,6 +91,7 @@ export function TraceView({ tenant, project, runId, poll }: { tenant: string; pr
                 id={`node-${r.id}`}
                 role="treeitem"
                 aria-selected={r.id === selected}
+                aria-expanded={parents.has(r.id) ? !collapsed.has(r.id) : undefined}
                 aria-level={depthOf(r.dotted_order) - rootDepth + 1}
                 tabIndex={r.id === selected ? 0 : -1}
                 className="node"
@@ -79,6 +99,22 @@ export function TraceView({ tenant, project, runId, poll }: { tenant: string; pr
                 style={{ paddingLeft: `${(depthOf(r.dotted_order) - rootDepth) * 16 + 8}px` }}
                 onClick={() => select(r.id)}
               >
+                {parents.has(r.id) ? (
+                  <button
+                    type="button"
+                    className="twisty"
+                    tabIndex={-1}
+                    aria-label={`${collapsed.has(r.id) ? 'Expand' : 'Collapse'} ${r.name}`}
+                    onClick={(e) => {
+                      e.stopPropagation();
+                      toggle(r.id);
+                    }}
+                  >
+                    {collapsed.has(r.id) ? '▸' : '▾'}
+                  </button>
+                ) : (
+                  <span className="twisty" />
+                )}
                 <span className={`badge t-${r.run_type}`}>{r.run_type}</span>
                 <span className="node-name">{r.name}</span>
                 <Status status={r.status} />
@@ -97,6 +133,37 @@ export function TraceView({ tenant, project, runId, poll }: { tenant: string; pr
 }
 
 const depthOf = (dotted: string) => dotted.split('.').length;
+
+/**
+ * The tree's rows in dotted_order: without the descendants of collapsed runs, and, when searching, only
+ * the runs whose name or type matches with their ancestors (a dotted_order is its ancestors' plus a part).
+ */
+function visibleRuns(all: TreeRun[], collapsed: ReadonlySet<string>, search: string): TreeRun[] {
+  const q = search.trim().toLowerCase();
+  let keep: Set<string> | null = null;
+  if (q) {
+    keep = new Set();
+    const byOrder = new Map(all.map((r) => [r.dotted_order, r.id]));
+    for (const r of all) {
+      if (!r.name.toLowerCase().includes(q) && !r.run_type.toLowerCase().includes(q)) continue;
+      const parts = r.dotted_order.split('.');
+      for (let n = 1; n <= parts.length; n++) {
+        const id = byOrder.get(parts.slice(0, n).join('.'));
+        if (id) keep.add(id);
+      }
+    }
+  }
+  const out: TreeRun[] = [];
+  let hiddenUnder: string | null = null;
+  for (const r of all) {
+    if (hiddenUnder !== null && r.dotted_order.startsWith(`${hiddenUnder}.`)) continue;
+    hiddenUnder = null;
+    if (keep && !keep.has(r.id)) continue;
+    out.push(r);
+    if (collapsed.has(r.id) && !keep) hiddenUnder = r.dotted_order;
+  }
+  return out;
+}
 
 function RunDetail({ tenant, project, runId, traceRoot }: { tenant: string; project: string; runId: string; traceRoot?: string }) {
   const run = useQuery({ queryKey: ['run', tenant, runId], queryFn: ({ signal }) => api<RunRecord>(`/runs/${runId}`, { tenant, signal }) });
