@@ -1,5 +1,6 @@
-import { useMemo, useState, type FormEvent, type KeyboardEvent } from 'react';
-import { useMutation, useQuery } from '@tanstack/react-query';
+import { useEffect, useMemo, useRef, useState, type FormEvent, type KeyboardEvent } from 'react';
+import { useInfiniteQuery, useMutation, useQuery } from '@tanstack/react-query';
+import { useVirtualizer } from '@tanstack/react-virtual';
 import type { Feedback, FeedbackCreate, RunQuery, RunRecord } from '@th/contracts';
 import { api } from '../api';
 import { Messages, chatOf } from '../components/messages';
@@ -15,34 +16,36 @@ const TREE_SELECT: NonNullable<RunQuery['select']> = [
 /** Pages of the trace read for the tree (1,000 runs each). */
 const MAX_TREE_PAGES = 20;
 const POLL_MS = 2_000;
+const NODE_PX = 34;
 
 export function TraceView({ tenant, project, runId, poll }: { tenant: string; project: string; runId: string; poll: boolean }) {
   const location = useLocation();
   const selected = location.searchParams.get('selected') ?? runId;
   const linked = useQuery({ queryKey: ['run', tenant, runId], queryFn: ({ signal }) => api<RunRecord>(`/runs/${runId}`, { tenant, signal }) });
   const traceId = linked.data?.trace_id;
-  const tree = useQuery({
+  // Page after page (1,000 runs each): the tree is drawn from the first page on and fills in.
+  const tree = useInfiniteQuery({
     queryKey: ['trace', tenant, traceId],
     enabled: !!traceId,
-    queryFn: async ({ signal }) => {
-      const all: TreeRun[] = [];
-      let cursor: string | null = null;
-      for (let page = 0; page < MAX_TREE_PAGES; page++) {
-        const res: { runs: TreeRun[]; cursors: { next: string | null } } = await api('/runs/query', {
-          tenant,
-          signal,
-          json: { trace: traceId, session: [project], limit: 1000, cursor, select: TREE_SELECT, order: 'asc' },
-        });
-        all.push(...res.runs);
-        cursor = res.cursors.next;
-        if (!cursor) break;
-      }
-      return all.sort((a, b) => (a.dotted_order < b.dotted_order ? -1 : a.dotted_order > b.dotted_order ? 1 : 0));
-    },
+    initialPageParam: null as string | null,
+    queryFn: ({ pageParam, signal }) =>
+      api<{ runs: TreeRun[]; cursors: { next: string | null } }>('/runs/query', {
+        tenant,
+        signal,
+        json: { trace: traceId, session: [project], limit: 1000, cursor: pageParam, select: TREE_SELECT, order: 'asc' },
+      }),
+    getNextPageParam: (last, pages) => (pages.length < MAX_TREE_PAGES ? last.cursors.next : null),
     // ?poll=true (the SDK's links): refresh until every run of the trace has ended.
-    refetchInterval: (q) => (poll && (!q.state.data || q.state.data.some((r) => !r.end_time)) ? POLL_MS : false),
+    refetchInterval: (q) => (poll && (!q.state.data || q.state.data.pages.some((p) => p.runs.some((r) => !r.end_time))) ? POLL_MS : false),
   });
-  const all = tree.data ?? [];
+  useEffect(() => {
+    if (tree.hasNextPage && !tree.isFetchingNextPage && !tree.isFetching) void tree.fetchNextPage();
+  }, [tree]);
+  const all = useMemo(
+    () => (tree.data?.pages.flatMap((p) => p.runs) ?? []).sort((a, b) => (a.dotted_order < b.dotted_order ? -1 : a.dotted_order > b.dotted_order ? 1 : 0)),
+    [tree.data],
+  );
+  const pane = useRef<HTMLElement>(null);
   const [collapsed, setCollapsed] = useState<ReadonlySet<string>>(new Set());
   const [search, setSearch] = useState('');
   const runs = useMemo(() => visibleRuns(all, collapsed, search), [all, collapsed, search]);
@@ -56,6 +59,7 @@ export function TraceView({ tenant, project, runId, poll }: { tenant: string; pr
       else next.add(id);
       return next;
     });
+  const virtual = useVirtualizer({ count: runs.length, getScrollElement: () => pane.current, estimateSize: () => NODE_PX, overscan: 20 });
   const onKey = (e: KeyboardEvent<HTMLUListElement>) => {
     const i = runs.findIndex((r) => r.id === selected);
     if ((e.key === 'ArrowLeft' || e.key === 'ArrowRight') && i >= 0 && parents.has(runs[i].id)) {
@@ -67,7 +71,9 @@ export function TraceView({ tenant, project, runId, poll }: { tenant: string; pr
     if (next === -2 || next < 0 || next >= runs.length) return;
     e.preventDefault();
     select(runs[next].id);
-    document.getElementById(`node-${runs[next].id}`)?.focus();
+    // Only the rows in view exist: bring the next one in, then focus it once drawn.
+    virtual.scrollToIndex(next);
+    requestAnimationFrame(() => document.getElementById(`node-${runs[next].id}`)?.focus());
   };
 
   return (
@@ -79,15 +85,22 @@ export function TraceView({ tenant, project, runId, poll }: { tenant: string; pr
       {linked.isError && <p role="alert" className="error">{linked.error.message}</p>}
       {poll && all.some((r) => !r.end_time) && <p className="muted" aria-live="polite">Live: refreshing every {POLL_MS / 1000} s until the trace ends.</p>}
       <div className="split">
-        <nav aria-label="Run tree" className="tree-pane">
+        <nav aria-label="Run tree" className="tree-pane" ref={pane}>
           {tree.isPending && traceId && <p aria-busy="true">Loading…</p>}
           <label className="tree-search">
             Search in trace <input type="search" value={search} onChange={(e) => setSearch(e.target.value)} />
           </label>
-          <ul role="tree" aria-label="Runs of the trace" className="tree" onKeyDown={onKey}>
-            {runs.map((r) => (
+          <p className="muted tree-count" aria-live="polite" data-testid="tree-count">
+            {all.length.toLocaleString('en-US')} runs{tree.hasNextPage ? ', loading more…' : ''}
+          </p>
+          <ul role="tree" aria-label="Runs of the trace" className="tree" onKeyDown={onKey} style={{ height: virtual.getTotalSize(), position: 'relative' }}>
+            {virtual.getVirtualItems().map(({ index, start }) => {
+              const r = runs[index];
+              return (
               <li
                 key={r.id}
+                aria-setsize={runs.length}
+                aria-posinset={index + 1}
                 id={`node-${r.id}`}
                 role="treeitem"
                 aria-selected={r.id === selected}
@@ -96,7 +109,7 @@ export function TraceView({ tenant, project, runId, poll }: { tenant: string; pr
                 tabIndex={r.id === selected ? 0 : -1}
                 className="node"
                 data-run-id={r.id}
-                style={{ paddingLeft: `${(depthOf(r.dotted_order) - rootDepth) * 16 + 8}px` }}
+                style={{ position: 'absolute', top: 0, left: 0, right: 0, height: NODE_PX, transform: `translateY(${start}px)`, paddingLeft: `${(depthOf(r.dotted_order) - rootDepth) * 16 + 8}px` }}
                 onClick={() => select(r.id)}
               >
                 {parents.has(r.id) ? (
@@ -123,10 +136,11 @@ export function TraceView({ tenant, project, runId, poll }: { tenant: string; pr
                   {r.total_tokens > 0 && <> · <span data-testid="tokens">{fmtInt(r.total_tokens)} tokens</span></>}
                 </span>
               </li>
-            ))}
+              );
+            })}
           </ul>
         </nav>
-        <div className="detail-pane">{selected && <RunDetail tenant={tenant} project={project} runId={selected} traceRoot={runs[0]?.id} />}</div>
+        <div className="detail-pane">{selected && <RunDetail tenant={tenant} project={project} runId={selected} traceRoot={all[0]?.id} />}</div>
       </div>
     </section>
   );
