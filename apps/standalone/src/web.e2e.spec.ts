@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import axe from 'axe-core';
 import { Client, RunTree } from 'langsmith';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
-import { IdentityService } from '@th/gateway';
+import { BUILTIN_ROLES, IdentityService } from '@th/gateway';
 import { startTestStandalone, type TestStandalone } from './testing/standalone-harness';
 
 const ROOT = join(__dirname, '..', '..', '..');
@@ -347,6 +347,37 @@ describe('web app against the standalone service', () => {
       await page.getByRole('table', { name: 'Feedback' }).getByRole('row', { name: /added in the browser/ }).waitFor();
       const stored = (await (await svc.api(`/api/v1/feedback?run=${rootRunId}`)).json()) as { key: string; score: number; comment: string }[];
       expect(stored).toEqual(expect.arrayContaining([expect.objectContaining({ key: 'helpfulness', score: 0.5, comment: 'added in the browser' })]));
+    });
+
+    it('signs a user in with email and password, and switches workspace', async () => {
+      const email = `web-${randomUUID().slice(0, 8)}@example.com`;
+      const users = await svc.api('/api/v1/orgs/current/members/basic', { method: 'POST', json: { users: [{ email, password: 'a long password', role_id: BUILTIN_ROLES.organizationAdmin.id }] } });
+      expect(users.status).toBe(200);
+      const second = (await (await svc.api('/api/v1/workspaces', { method: 'POST', json: { name: `Second ${randomUUID().slice(0, 4)}` } })).json()) as { id: string; name: string };
+      const ctx = await browser.newContext({ viewport: { width: 1280, height: 800 } });
+      try {
+        const p = await ctx.newPage();
+        p.setDefaultTimeout(WAIT_MS);
+        await p.goto(`${svc.url}/login`);
+        await p.getByRole('tab', { name: 'Email and password' }).click();
+        await p.getByLabel('Email').fill(email);
+        await p.getByLabel('Password').fill('wrong password');
+        await p.getByRole('button', { name: 'Sign in' }).click();
+        await p.getByRole('alert').waitFor();
+        expect(await p.getByRole('alert').textContent()).toContain('Invalid email or password');
+        await p.getByLabel('Password').fill('a long password');
+        await p.getByRole('button', { name: 'Sign in' }).click();
+        await p.waitForURL(`${svc.url}/o/${svc.workspaceId}/projects`);
+        await p.getByRole('link', { name: project }).waitFor();
+        const picker = p.getByLabel('Workspace');
+        expect(await picker.locator('option').allTextContents()).toEqual(expect.arrayContaining([second.name]));
+        await picker.selectOption(second.id);
+        await p.waitForURL(`${svc.url}/o/${second.id}/projects`);
+        await p.getByRole('heading', { name: 'Send your first trace' }).waitFor();
+        expect(await seriousA11yFindings(p)).toEqual([]);
+      } finally {
+        await ctx.close();
+      }
     });
 
     it('shows how to send a first trace to a workspace with no projects, and signs out', async () => {
