@@ -349,6 +349,26 @@ describe('web app against the standalone service', () => {
       expect(stored).toEqual(expect.arrayContaining([expect.objectContaining({ key: 'helpfulness', score: 0.5, comment: 'added in the browser' })]));
     });
 
+    it('creates, renames and deletes a project', async () => {
+      const name = `made-in-web-${randomUUID().slice(0, 6)}`;
+      await page.goto(`${svc.url}/o/${svc.workspaceId}/projects`);
+      await page.getByRole('textbox', { name: 'New project' }).fill(name);
+      await page.getByRole('button', { name: 'Create' }).click();
+      await page.waitForURL(new RegExp(`/o/${svc.workspaceId}/projects/p/[0-9a-f-]{36}$`));
+      await page.getByRole('heading', { name, exact: true }).waitFor();
+      await page.getByRole('button', { name: 'Rename' }).click();
+      await page.getByRole('textbox', { name: 'New name' }).fill(`${name}-renamed`);
+      await page.getByRole('button', { name: 'Save' }).click();
+      await page.getByRole('heading', { name: `${name}-renamed`, exact: true }).waitFor();
+      page.once('dialog', (d) => void d.accept());
+      await page.getByRole('button', { name: 'Delete project' }).click();
+      await page.waitForURL(`${svc.url}/o/${svc.workspaceId}/projects`);
+      await page.getByRole('link', { name: project }).waitFor();
+      expect(await page.getByRole('link', { name: `${name}-renamed` }).count()).toBe(0);
+      const left = (await (await svc.api(`/api/v1/sessions?name_contains=${name}`)).json()) as unknown[];
+      expect(left).toEqual([]);
+    });
+
     it('signs a user in with email and password, and switches workspace', async () => {
       const email = `web-${randomUUID().slice(0, 8)}@example.com`;
       const users = await svc.api('/api/v1/orgs/current/members/basic', { method: 'POST', json: { users: [{ email, password: 'a long password', role_id: BUILTIN_ROLES.organizationAdmin.id }] } });

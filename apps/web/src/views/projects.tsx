@@ -1,9 +1,9 @@
 import { useState } from 'react';
-import { useQuery } from '@tanstack/react-query';
-import type { Project } from '@th/contracts';
+import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
+import type { Project, ProjectCreate } from '@th/contracts';
 import { api } from '../api';
 import { fmtCost, fmtInt, fmtLatency, fmtPct, fmtTime } from '../format';
-import { Link, paths, setSearchParam, useLocation } from '../router';
+import { Link, navigate, paths, setSearchParam, useLocation } from '../router';
 
 type SortKey = 'name' | 'run_count' | 'error_rate' | 'latency_p50' | 'total_tokens' | 'last_run_start_time';
 
@@ -21,6 +21,14 @@ export function ProjectsView({ tenant }: { tenant: string }) {
     },
   });
   const rows = [...(projects.data ?? [])].sort((a, b) => compare(a, b, sort));
+  const qc = useQueryClient();
+  const create = useMutation({
+    mutationFn: (body: Pick<ProjectCreate, 'name'>) => api<Project>('/sessions', { tenant, json: body }),
+    onSuccess: async (created) => {
+      await qc.invalidateQueries({ queryKey: ['projects', tenant] });
+      navigate(paths.runs(tenant, created.id));
+    },
+  });
   return (
     <section aria-labelledby="projects-title">
       <h1 id="projects-title">Projects</h1>
@@ -47,6 +55,21 @@ export function ProjectsView({ tenant }: { tenant: string }) {
           </select>
         </label>
       </form>
+      <form
+        className="toolbar"
+        aria-label="New project"
+        onSubmit={(e) => {
+          e.preventDefault();
+          const name = String(new FormData(e.currentTarget).get('name') ?? '').trim();
+          if (name) create.mutate({ name });
+        }}
+      >
+        <label>
+          New project <input name="name" maxLength={1024} required />
+        </label>
+        <button type="submit" disabled={create.isPending}>Create</button>
+      </form>
+      {create.isError && <p role="alert" className="error">{create.error.message}</p>}
       {projects.isPending && <p aria-busy="true">Loading…</p>}
       {projects.isError && <p role="alert" className="error">{projects.error.message}</p>}
       {projects.data && projects.data.length === 0 && !search && <FirstTrace />}

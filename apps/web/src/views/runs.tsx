@@ -1,5 +1,5 @@
 import { useEffect, useRef, useState } from 'react';
-import { useInfiniteQuery, useQuery } from '@tanstack/react-query';
+import { useInfiniteQuery, useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useVirtualizer } from '@tanstack/react-virtual';
 import type { Project, RunQuery, RunRecord } from '@th/contracts';
 import { api } from '../api';
@@ -57,6 +57,7 @@ export function RunsView({ tenant, project }: { tenant: string; project: string 
         <Link to={paths.projects(tenant)}>Projects</Link> /
       </p>
       <h1 id="runs-title">{info.data?.name ?? 'Project'}</h1>
+      {info.data && <ProjectActions tenant={tenant} project={info.data} />}
       <form
         className="toolbar"
         role="search"
@@ -142,4 +143,59 @@ export function RunsView({ tenant, project }: { tenant: string; project: string 
 
 export function Status({ status }: { status: string | undefined }) {
   return <span className={`status ${status ?? ''}`}>{status ?? '—'}</span>;
+}
+
+/** Rename and delete the project (writes through the session cookie, with the CSRF header). */
+function ProjectActions({ tenant, project }: { tenant: string; project: Project }) {
+  const qc = useQueryClient();
+  const [renaming, setRenaming] = useState(false);
+  const rename = useMutation({
+    mutationFn: (name: string) => api<Project>(`/sessions/${project.id}`, { tenant, method: 'PATCH', json: { name } }),
+    onSuccess: async () => {
+      setRenaming(false);
+      await qc.invalidateQueries({ queryKey: ['project', tenant, project.id] });
+      await qc.invalidateQueries({ queryKey: ['projects', tenant] });
+    },
+  });
+  const remove = useMutation({
+    mutationFn: () => api(`/sessions/${project.id}`, { tenant, method: 'DELETE' }),
+    onSuccess: async () => {
+      await qc.invalidateQueries({ queryKey: ['projects', tenant] });
+      navigate(paths.projects(tenant));
+    },
+  });
+  const error = rename.error ?? remove.error;
+  return (
+    <div className="toolbar">
+      {renaming ? (
+        <form
+          className="toolbar"
+          aria-label="Rename project"
+          onSubmit={(e) => {
+            e.preventDefault();
+            const name = String(new FormData(e.currentTarget).get('name') ?? '').trim();
+            if (name) rename.mutate(name);
+          }}
+        >
+          <label>
+            New name <input name="name" defaultValue={project.name} maxLength={1024} required />
+          </label>
+          <button type="submit" disabled={rename.isPending}>Save</button>
+          <button type="button" onClick={() => setRenaming(false)}>Cancel</button>
+        </form>
+      ) : (
+        <button type="button" onClick={() => setRenaming(true)}>Rename</button>
+      )}
+      <button
+        type="button"
+        disabled={remove.isPending}
+        onClick={() => {
+          if (window.confirm(`Delete the project “${project.name}” and its runs?`)) remove.mutate();
+        }}
+      >
+        Delete project
+      </button>
+      {error && <p role="alert" className="error">{error.message}</p>}
+    </div>
+  );
 }
