@@ -49,6 +49,8 @@ COPY . .
 # scripts/copy-assets.js (part of `npm run build`) copies .cache/otel-proto into dist next to the OTLP decoder.
 COPY --from=otel-proto /src/.cache/otel-proto ./.cache/otel-proto
 RUN npm run build \
+ && npm run build:web \
+ && test -f dist/web/index.html \
  && npm prune --omit=dev --no-audit --no-fund \
  && test -f dist/apps/gateway/src/main.js \
  && test -f dist/apps/agent-server/src/main.js \

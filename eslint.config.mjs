@@ -33,6 +33,8 @@ const depConstraints = [
   // The single-process app and the end-to-end tests assemble every bounded context.
   { sourceTag: 'scope:standalone', onlyDependOnLibsWithTags: ['*'] },
   { sourceTag: 'scope:e2e', onlyDependOnLibsWithTags: ['*'] },
+  // The browser app: the shared contracts' types, nothing that runs on a server.
+  { sourceTag: 'scope:web', onlyDependOnLibsWithTags: ['type:contracts'] },
   ...['gateway', 'ingest', 'query', 'control-plane', 'export-worker', 'audit', 'agent-server'].map((scope) => ({
     sourceTag: `scope:${scope}`,
     onlyDependOnLibsWithTags: [`scope:${scope}`, 'scope:shared'],
@@ -53,7 +55,7 @@ export default [
     ],
   },
   {
-    files: ['**/*.ts'],
+    files: ['**/*.ts', 'apps/web/**/*.tsx'],
     languageOptions: {
       parser: tseslint.parser,
       parserOptions: { ecmaVersion: 2022, sourceType: 'module' },

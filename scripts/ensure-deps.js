@@ -5,8 +5,8 @@ const fs = require('node:fs');
 const path = require('node:path');
 const root = path.resolve(__dirname, '..');
 
-function run(cmd) {
-  execSync(cmd, { cwd: root, stdio: 'inherit', env: { ...process.env, NX_DAEMON: 'false' } });
+function run(cmd, env = {}) {
+  execSync(cmd, { cwd: root, stdio: 'inherit', env: { ...process.env, NX_DAEMON: 'false', ...env } });
 }
 
 function ensureDeps() {
@@ -28,39 +28,79 @@ function ensureDeps() {
   }
 }
 
+/** Installs a Debian package with apt-get (as root), running `apt-get update` first only when the lists are stale. */
+function aptInstall(pkg) {
+  process.stdout.write(`Installing ${pkg} (apt-get install ${pkg})...\n`);
+  try {
+    run(`apt-get install -y --no-install-recommends ${pkg}`);
+  } catch {
+    run(`apt-get update && apt-get install -y --no-install-recommends ${pkg}`);
+  }
+}
+
+function hasCommand(cmd) {
+  try {
+    execSync(`command -v ${cmd}`, { stdio: 'ignore', shell: '/bin/sh' });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 /**
  * bubblewrap: the control plane runs deployments' code only inside it (AGENT_SANDBOX), and its tests check that.
  * Installed from Debian's packages when missing and this runs as root; otherwise a clear error.
  */
 function ensureSandboxTools() {
-  if (process.platform !== 'linux') return;
-  const has = (cmd) => {
-    try {
-      execSync(`command -v ${cmd}`, { stdio: 'ignore', shell: '/bin/sh' });
-      return true;
-    } catch {
-      return false;
-    }
-  };
-  if (has('bwrap')) return;
-  if (process.getuid() !== 0 || !has('apt-get')) {
+  if (process.platform !== 'linux' || hasCommand('bwrap')) return;
+  if (process.getuid() !== 0 || !hasCommand('apt-get')) {
     throw new Error('bubblewrap (bwrap) is missing: install it (Debian/Ubuntu: apt-get install bubblewrap); deployments run only inside it');
   }
-  process.stdout.write('Installing bubblewrap (apt-get install bubblewrap)...\n');
-  try {
-    run('apt-get install -y --no-install-recommends bubblewrap');
-  } catch {
-    run('apt-get update && apt-get install -y --no-install-recommends bubblewrap');
+  aptInstall('bubblewrap');
+}
+
+/** Debian's chromium, which the web app's browser tests drive (playwright-core); installed when missing, as root. */
+const CHROMIUM = '/usr/bin/chromium';
+function ensureChromium() {
+  if (fs.existsSync(CHROMIUM)) return;
+  if (process.getuid?.() !== 0 || !hasCommand('apt-get')) {
+    process.stdout.write(`${CHROMIUM} is missing and this is not root: install it (apt-get install -y chromium) for the web app's browser tests\n`);
+    return;
   }
+  aptInstall('chromium');
+}
+
+/** Newest modification time of the files under `dir` (0 when it does not exist). */
+function newestMtime(dir) {
+  if (!fs.existsSync(dir)) return 0;
+  let newest = 0;
+  for (const entry of fs.readdirSync(dir, { withFileTypes: true, recursive: true })) {
+    if (entry.isFile()) newest = Math.max(newest, fs.statSync(path.join(entry.parentPath, entry.name)).mtimeMs);
+  }
+  return newest;
+}
+
+/** The web app (dist/web), rebuilt when missing or older than its sources, the contracts or the lock file. */
+function buildWeb() {
+  const page = path.join(root, 'dist', 'web', 'index.html');
+  const built = fs.existsSync(page) ? fs.statSync(page).mtimeMs : 0;
+  const sources = Math.max(
+    newestMtime(path.join(root, 'apps', 'web')),
+    newestMtime(path.join(root, 'libs', 'contracts', 'src')),
+    fs.statSync(path.join(root, 'package-lock.json')).mtimeMs,
+  );
+  // React's production build: a caller's NODE_ENV (jest sets `test`) would otherwise give its development build.
+  if (built < sources) run('npm run --silent build:web', { NODE_ENV: 'production' });
 }
 
 function build() {
   // The OTLP .proto definitions /otel/v1/traces decodes with (Maven Central, cached in .cache/otel-proto).
   run('bash scripts/otel/fetch-proto.sh');
   run('npm run --silent build');
+  buildWeb();
 }
 
-module.exports = { ensureDeps, ensureSandboxTools, build, run, root };
+module.exports = { ensureDeps, ensureSandboxTools, ensureChromium, build, buildWeb, run, root, CHROMIUM };
 if (require.main === module) {
   ensureDeps();
   build();

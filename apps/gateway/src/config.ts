@@ -1,10 +1,11 @@
 import { z } from 'zod';
-import { bool, clusterServiceConfigShape, port, secret } from '@th/config';
+import { bool, clusterServiceConfigShape, port, secret, webConfigShape } from '@th/config';
 import { rateLimitConfigShape, redisRateLimitConfigShape } from '@th/gateway';
 
 /** Every setting this app reads from its environment (docker-compose.yml and deploy/k8s set them; config.spec.ts checks both). */
 export const gatewayConfigSchema = z.object({
   ...clusterServiceConfigShape,
+  ...webConfigShape,
   PORT: port(8080),
   DATABASE_URL: secret(z.string().url()),
   INGEST_URL: z.string().url(),

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { bool, commonConfigShape, outboundConfigShape, port, secret } from '@th/config';
+import { bool, commonConfigShape, outboundConfigShape, port, secret, webConfigShape } from '@th/config';
 import { rateLimitConfigShape } from '@th/gateway';
 import { controlPlaneConfigShape } from '@th/control-plane';
 
@@ -7,7 +7,13 @@ export const standaloneConfigSchema = z.object({
   ...commonConfigShape,
   /** Private hosts tenant URLs (export destinations, git repositories, deployed servers' webhooks) may reach. */
   ...outboundConfigShape,
+  ...webConfigShape,
   PORT: port(1984),
+  /**
+   * The published SDK links a local API's runs to http://localhost:3000: the service also listens there
+   * (same app and API) when the port is free. 0 turns it off.
+   */
+  WEB_LINK_PORT: port(3000),
   HOST: z.string().default('127.0.0.1'),
   DATA_DIR: z.string().default('./.data'),
   BOOTSTRAP_API_KEY: secret(z.string().min(8).optional()),

@@ -1,7 +1,7 @@
 import 'reflect-metadata';
 import { loadConfig } from '@th/config';
 import { standaloneConfigSchema } from './config';
-import { startStandalone } from './standalone';
+import { SIGN_IN_LINK_TTL_MS, startStandalone } from './standalone';
 
 async function main(): Promise<void> {
   const config = loadConfig(standaloneConfigSchema, process.env);
@@ -9,6 +9,9 @@ async function main(): Promise<void> {
   if (config.PRINT_BANNER) {
     process.stdout.write(
       `\nTracehouse is running at ${running.url}\n` +
+        `  Open the app: ${running.signInLink()}\n` +
+        (running.linkUrl ? `  The SDK's links (${running.linkUrl}) open the app too.\n` : '') +
+        `                (signs you in once, within ${SIGN_IN_LINK_TTL_MS / 60_000} minutes; later, sign in with the API key)\n` +
         `  API key:      ${running.apiKey}\n` +
         `  Workspace id: ${running.workspaceId}\n` +
         `  Data:         ${config.DATA_DIR}\n\n` +

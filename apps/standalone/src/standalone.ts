@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { createServer, type RequestListener, type Server } from 'node:http';
 import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import type { INestApplication } from '@nestjs/common';
@@ -27,6 +28,10 @@ export interface RunningStandalone {
   ch: ClickHouse;
   /** The rate limiter in front of every route (null when RATE_LIMIT_ENABLED is false). */
   rateLimiter: RateLimiter | null;
+  /** Where the SDK's links (http://localhost:3000) reach this service too; null when that port was taken or WEB_LINK_PORT is 0. */
+  linkUrl: string | null;
+  /** A link to the web app that signs in once, within SIGN_IN_LINK_TTL_MS, as the bootstrap key. */
+  signInLink(): string;
   close(): Promise<void>;
 }
 
@@ -47,7 +52,25 @@ function persistedSecret(configured: string | undefined, dataDir: string, file: 
   return { value, generated: true };
 }
 
+/** How long the sign-in link `npm start` prints stays valid (it works once). */
+export const SIGN_IN_LINK_TTL_MS = 30 * 60_000;
+
 const randomSecret = () => randomBytes(32).toString('base64url');
+
+/**
+ * A second listener for the same app on the port the SDK's links name; a port in use is no error (the
+ * service still runs on PORT, and says so).
+ */
+async function listenForSdkLinks(app: INestApplication, host: string, port: number): Promise<Server | null> {
+  const server = createServer(app.getHttpAdapter().getInstance() as RequestListener);
+  return new Promise((done) => {
+    server.once('error', (err: NodeJS.ErrnoException) => {
+      process.stdout.write(JSON.stringify({ time: new Date().toISOString(), level: 'warn', service: 'standalone', msg: `the SDK's link port ${port} is not served: ${err.code ?? err.message}` }) + '\n');
+      done(null);
+    });
+    server.listen(port, host, () => done(server));
+  });
+}
 
 /** Starts the whole service in this process: embedded PostgreSQL, chDB, the in-process bus. */
 export async function startStandalone(config: StandaloneConfig): Promise<RunningStandalone> {
@@ -142,12 +165,13 @@ export async function startStandalone(config: StandaloneConfig): Promise<Running
         batchSizeLimit: config.INGEST_BATCH_SIZE_LIMIT,
       },
     }),
-    { service: 'standalone', logLevel: config.LOG_LEVEL, maxBodyBytes: config.MAX_BODY_BYTES, beforeBody: [rateLimit.middleware] },
+    { service: 'standalone', logLevel: config.LOG_LEVEL, maxBodyBytes: config.MAX_BODY_BYTES, beforeBody: [rateLimit.middleware], webDir: config.WEB_DIR },
   );
   const seeded = await identity.bootstrap(apiKey);
   await app.listen(config.PORT, config.HOST);
   const addr = app.getHttpServer().address() as { port: number };
   const url = `http://${config.HOST === '0.0.0.0' ? '127.0.0.1' : config.HOST}:${addr.port}`;
+  const linkServer = config.WEB_LINK_PORT && config.WEB_LINK_PORT !== addr.port ? await listenForSdkLinks(app, config.HOST, config.WEB_LINK_PORT) : null;
   let closed = false;
   return {
     app,
@@ -157,9 +181,17 @@ export async function startStandalone(config: StandaloneConfig): Promise<Running
     workspaceId: seeded.workspace_id,
     ch,
     rateLimiter: rateLimit.limiter,
+    // The token is in the fragment: browsers do not send it, so it reaches no access log or proxy.
+    linkUrl: linkServer ? `http://localhost:${config.WEB_LINK_PORT}` : null,
+    // On the SDK's link address when it is served: the cookie is then set for the host its links name.
+    signInLink: () => `${linkServer ? `http://localhost:${config.WEB_LINK_PORT}` : url}/login#token=${identity.issueSignInToken(apiKey, SIGN_IN_LINK_TTL_MS)}`,
     async close() {
       if (closed) return;
       closed = true;
+      if (linkServer) {
+        linkServer.closeAllConnections();
+        await new Promise((done) => linkServer.close(done));
+      }
       await app.close(); // stops HTTP intake, drains the bus, closes ClickHouse
       await rateLimit.close();
       await gatewayDb.destroy();

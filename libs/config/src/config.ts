@@ -96,6 +96,11 @@ export const clusterServiceConfigShape = {
  * resolve to loopback, private, link-local or reserved addresses: comma-separated host names (`*.corp.example`),
  * `host:port`, IPs and CIDRs, for a private S3 or git server. Empty: public addresses only.
  */
+/** The web app the standalone service and the gateway serve (`npm run build:web` writes it); empty: not served. */
+export const webConfigShape = {
+  WEB_DIR: z.string().default('dist/web'),
+};
+
 export const outboundConfigShape = {
   OUTBOUND_ALLOWED_HOSTS: z.string().default(''),
 };

@@ -76,6 +76,26 @@ export const loginRequestSchema = z
 export const loginResponseSchema = z.object({ access_token: z.string(), token_type: z.literal('bearer'), expires_in: z.number().int() });
 export type LoginResponse = z.infer<typeof loginResponseSchema>;
 
+/**
+ * POST /auth/session: the web app's sign-in, answered with an httpOnly session cookie (never a token the
+ * page could read): by API key, by email and password, or by a one-time sign-in token (`npm start`'s link).
+ */
+export const sessionCreateSchema = z.union([
+  z.object({ api_key: z.string().min(1).max(500) }).strict(),
+  loginRequestSchema,
+  z.object({ sign_in_token: z.string().min(1).max(200) }).strict(),
+]);
+export type SessionCreate = z.infer<typeof sessionCreateSchema>;
+/** Who the session cookie signs in as (POST and GET /auth/session). */
+export const sessionInfoSchema = z.object({
+  organization_id: z.string(),
+  /** The workspace the session acts in when a request names none (X-Tenant-Id); '' when it has none. */
+  tenant_id: z.string(),
+  user_id: z.string().nullable(),
+  credential_type: z.string(),
+});
+export type SessionInfo = z.infer<typeof sessionInfoSchema>;
+
 // --- workspaces ------------------------------------------------------------------------------------
 
 export const workspaceCreateSchema = z.object({ name }).strict();

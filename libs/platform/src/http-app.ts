@@ -7,6 +7,7 @@ import { ExpressAdapter, type NestExpressApplication } from '@nestjs/platform-ex
 import { apiPrefixRewrite, bodyReader } from './body-reader';
 import { HttpExceptionFilter } from './http-exception.filter';
 import { JsonLogger, type LogLevel } from './logger';
+import { webAppMiddleware } from './web-app';
 
 export interface HttpAppOptions {
   service: string;
@@ -14,6 +15,8 @@ export interface HttpAppOptions {
   maxBodyBytes: number;
   /** Middleware that must see the raw request stream (the gateway's proxy). */
   beforeBody?: ((req: Request, res: Response, next: NextFunction) => void)[];
+  /** Serve the built web app from this directory (WEB_DIR) at its routes; unset or empty: not served. */
+  webDir?: string;
 }
 
 /**
@@ -61,6 +64,8 @@ export async function createHttpApp(module: Parameters<typeof NestFactory.create
   });
   app.disable('x-powered-by');
   app.set('etag', false);
+  // Ahead of the rate limiter: the app's page and files are static, and loading them spends no API quota.
+  if (opts.webDir) app.use(webAppMiddleware(opts.webDir));
   for (const mw of opts.beforeBody ?? []) app.use(mw);
   app.use(apiPrefixRewrite);
   app.use(bodyReader(opts.maxBodyBytes));

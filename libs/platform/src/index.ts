@@ -13,3 +13,4 @@ export * from './outbound-policy';
 export * from './pacer';
 export * from './json-depth';
 export * from './url-signer';
+export * from './web-app';

@@ -40,7 +40,8 @@ export async function startAppProcess(app: string, env: Record<string, string>, 
   const child = spawn(process.execPath, [...nodeArgs, join(root, 'scripts', 'run.js'), app], {
     cwd: root,
     // Rate limits off unless the caller turns them on: the spec's production values (1 stats call per 10 s per key) would throttle tests and benchmarks.
-    env: { ...process.env, LOG_LEVEL: 'warn', RATE_LIMIT_ENABLED: 'false', ...env, PORT: String(port), HOST: '127.0.0.1' },
+    // WEB_LINK_PORT 0: a test's standalone does not take the SDK's link port (3000) from the machine.
+    env: { ...process.env, LOG_LEVEL: 'warn', RATE_LIMIT_ENABLED: 'false', WEB_LINK_PORT: '0', ...env, PORT: String(port), HOST: '127.0.0.1' },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let log = '';

@@ -30,6 +30,8 @@ export async function startTestStandalone(env: Record<string, string> = {}): Pro
     PRINT_BANNER: 'false',
     // The spec's production limits (1 stats call per 10 s per key...) would throttle functional tests; rate-limit tests turn them on.
     RATE_LIMIT_ENABLED: 'false',
+    // Parallel test services must not compete for the SDK's link port; web.e2e.spec.ts sets a free one.
+    WEB_LINK_PORT: '0',
     ...env,
   });
   const running = await startStandalone(config);

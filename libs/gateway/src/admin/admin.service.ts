@@ -2,6 +2,8 @@ import { Injectable, type OnModuleInit } from '@nestjs/common';
 import { randomUUID } from 'node:crypto';
 import { DataSource, In, IsNull, type EntityManager } from 'typeorm';
 import type {
+  SessionCreate,
+  SessionInfo,
   ApiKeyCreate,
   ApiKeyCreated,
   ApiKeyInfo,
@@ -21,7 +23,7 @@ import type {
   WorkspaceMember,
   WorkspaceSecretKey,
 } from '@th/contracts';
-import { assertPermissions, signSessionToken } from '@th/auth';
+import { assertPermissions, signSessionToken, verifySessionToken } from '@th/auth';
 import { SecretCipher, badRequest, conflict, forbidden, notFound, unauthorized } from '@th/platform';
 import {
   ApiKeyEntity,
@@ -306,6 +308,53 @@ export class AdminService implements OnModuleInit {
     if (!member) throw unauthorized(body.organization_id ? 'The user is not a member of that organization' : 'The user is not a member of any organization');
     const token = await signSessionToken({ user_id: user.id, organization_id: member.organization_id }, this.opts.sessionSecret, this.opts.sessionTtlSeconds);
     return { access_token: token, token_type: 'bearer', expires_in: this.opts.sessionTtlSeconds };
+  }
+
+  /**
+   * A session for the web app's cookie: from an API key (acting as that key), a one-time sign-in token
+   * (the key it was issued for) or a user's email and password (acting as the user, in the first
+   * workspace the user belongs to). The token is the cookie's value; `info` is what the app is told.
+   */
+  async createSession(body: SessionCreate): Promise<{ token: string; info: SessionInfo }> {
+    const secret = this.opts.sessionSecret;
+    if (!secret) throw unauthorized('Sessions are not enabled (no SESSION_SECRET)');
+    if ('email' in body) {
+      const { access_token } = await this.login(body);
+      const claims = await verifySessionToken(access_token, secret);
+      if (!claims) throw unauthorized('Invalid email or password');
+      const tenant = await this.defaultWorkspace(claims.user_id, claims.organization_id);
+      const token = await signSessionToken({ ...claims, ...(tenant ? { tenant_id: tenant } : {}) }, secret, this.opts.sessionTtlSeconds);
+      return { token, info: { organization_id: claims.organization_id, tenant_id: tenant, user_id: claims.user_id, credential_type: 'session' } };
+    }
+    let key;
+    if ('api_key' in body) key = await this.identities.keyForSession({ raw: body.api_key });
+    else {
+      const hash = this.identities.consumeSignInToken(body.sign_in_token);
+      if (!hash) throw unauthorized('This sign-in link was used already or has expired');
+      key = await this.identities.keyForSession({ hash });
+    }
+    const token = await signSessionToken(
+      { user_id: key.user_id ?? key.id, organization_id: key.organization_id, credential_id: key.id },
+      secret,
+      this.opts.sessionTtlSeconds,
+    );
+    return { token, info: { organization_id: key.organization_id, tenant_id: key.workspace_id ?? '', user_id: key.user_id, credential_type: key.kind } };
+  }
+
+  /** The first workspace of the organization the user joined, else the organization's first (for its admins); '' when none. */
+  private async defaultWorkspace(userId: string, orgId: string): Promise<string> {
+    const memberships = await this.ds.getRepository(WorkspaceMemberEntity).find({ where: { user_id: userId }, order: { created_at: 'ASC' } });
+    const inOrg = memberships.length
+      ? new Set((await this.ds.getRepository(WorkspaceEntity).find({ where: { id: In(memberships.map((m) => m.workspace_id)), organization_id: orgId } })).map((w) => w.id))
+      : new Set<string>();
+    const joined = memberships.find((m) => inOrg.has(m.workspace_id));
+    if (joined) return joined.workspace_id;
+    const first = await this.ds.getRepository(WorkspaceEntity).findOne({ where: { organization_id: orgId }, order: { created_at: 'ASC' } });
+    return first?.id ?? '';
+  }
+
+  get sessionTtlSeconds(): number {
+    return this.opts.sessionTtlSeconds;
   }
 
   // --- the organization --------------------------------------------------------------------------

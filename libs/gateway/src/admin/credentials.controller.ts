@@ -1,11 +1,22 @@
-import { Body, Controller, Delete, Get, HttpCode, Param, Post, Req } from '@nestjs/common';
-import type { Request } from 'express';
-import { apiKeyCreateSchema, idParamSchema, loginRequestSchema, type ApiKeyCreated, type ApiKeyInfo, type Identity, type LoginResponse } from '@th/contracts';
-import { CurrentIdentity, OrganizationScope, Public } from '@th/auth';
+import { Body, Controller, Delete, Get, HttpCode, Param, Post, Req, Res } from '@nestjs/common';
+import type { Request, Response } from 'express';
+import {
+  apiKeyCreateSchema,
+  idParamSchema,
+  loginRequestSchema,
+  sessionCreateSchema,
+  type ApiKeyCreated,
+  type ApiKeyInfo,
+  type Identity,
+  type LoginResponse,
+  type SessionInfo,
+} from '@th/contracts';
+import { CurrentIdentity, OrganizationScope, Public, SESSION_COOKIE } from '@th/auth';
 import { TrackedOperation } from '@th/bus';
 import { parseOrThrow } from '@th/platform';
 import { AdminAudit } from './admin-audit';
 import { AdminService } from './admin.service';
+import { assertSameOriginWrite } from '../identity/identity.service';
 
 const created = (k: ApiKeyCreated) => [{ type: k.kind, id: k.id }];
 
@@ -105,7 +116,19 @@ export class ServiceKeysController {
   }
 }
 
-/** Basic-auth users sign in here for a session bearer token (HS256 JWT). */
+/**
+ * The session cookie: httpOnly (the page's scripts never read it), SameSite=Strict (no cross-site request
+ * carries it), Secure when the request came over TLS (directly or as X-Forwarded-Proto says).
+ */
+function sessionCookie(req: Request, value: string, maxAgeSeconds: number): string {
+  const secure = req.secure || String(req.headers['x-forwarded-proto'] ?? '').split(',')[0].trim() === 'https';
+  return `${SESSION_COOKIE}=${value}; Path=/; HttpOnly; SameSite=Strict; Max-Age=${maxAgeSeconds}${secure ? '; Secure' : ''}`;
+}
+
+/**
+ * Basic-auth users sign in here for a session bearer token (HS256 JWT); the web app signs in with
+ * /auth/session, which answers with the session cookie instead.
+ */
 @Controller('auth')
 export class AuthController {
   constructor(private readonly admin: AdminService) {}
@@ -115,6 +138,32 @@ export class AuthController {
   @Public()
   login(@Body() body: unknown): Promise<LoginResponse> {
     return this.admin.login(parseOrThrow(loginRequestSchema, body ?? {}, ['body']));
+  }
+
+  @Post('session')
+  @HttpCode(200)
+  @Public()
+  async createSession(@Body() body: unknown, @Req() req: Request, @Res({ passthrough: true }) res: Response): Promise<SessionInfo> {
+    // Same rule as cookie-authenticated writes: no cross-site page can sign a browser in to its own account.
+    assertSameOriginWrite(req.method, req.headers);
+    const { token, info } = await this.admin.createSession(parseOrThrow(sessionCreateSchema, body ?? {}, ['body']));
+    res.setHeader('Set-Cookie', sessionCookie(req, token, this.admin.sessionTtlSeconds));
+    return info;
+  }
+
+  @Get('session')
+  @OrganizationScope()
+  session(@CurrentIdentity() identity: Identity): SessionInfo {
+    return { organization_id: identity.organization_id, tenant_id: identity.tenant_id, user_id: identity.user_id, credential_type: identity.credential_type };
+  }
+
+  @Delete('session')
+  @HttpCode(200)
+  @Public()
+  logout(@Req() req: Request, @Res({ passthrough: true }) res: Response): Record<string, never> {
+    assertSameOriginWrite(req.method, req.headers);
+    res.setHeader('Set-Cookie', sessionCookie(req, '', 0));
+    return {};
   }
 }
 

@@ -5,7 +5,7 @@ import { promisify } from 'node:util';
 import type { Request } from 'express';
 import { DataSource, In, type Repository } from 'typeorm';
 import type { Identity } from '@th/contracts';
-import { looksLikeJwt, verifySessionToken, withRefusedIdentity, type IdentityResolver } from '@th/auth';
+import { CSRF_HEADER, SESSION_COOKIE, cookieValue, looksLikeJwt, verifySessionToken, withRefusedIdentity, type IdentityResolver } from '@th/auth';
 import { forbidden, unauthorized } from '@th/platform';
 import {
   ApiKeyEntity,
@@ -74,14 +74,47 @@ const header = (headers: IncomingHttpHeaders, name: string): string | undefined 
   return typeof v === 'string' && v.trim().length > 0 ? v.trim() : undefined;
 };
 
-/** The credential a request carries: X-API-Key first, else the Bearer token (a session JWT or a key). */
-function credentialOf(headers: IncomingHttpHeaders): { kind: 'key' | 'session'; raw: string } | null {
+interface Credential {
+  kind: 'key' | 'session';
+  raw: string;
+  /** Sent by the browser on its own (the web app's session cookie): writes need the CSRF checks. */
+  cookie?: true;
+}
+
+/** The credential a request carries: X-API-Key first, else the Bearer token (a session JWT or a key), else the session cookie. */
+function credentialOf(headers: IncomingHttpHeaders): Credential | null {
   const apiKey = header(headers, 'x-api-key');
   if (apiKey) return { kind: 'key', raw: apiKey };
   const auth = header(headers, 'authorization');
   const bearer = auth && /^bearer\s+/i.test(auth) ? auth.replace(/^bearer\s+/i, '').trim() : undefined;
-  if (!bearer) return null;
-  return { kind: looksLikeJwt(bearer) ? 'session' : 'key', raw: bearer };
+  if (bearer) return { kind: looksLikeJwt(bearer) ? 'session' : 'key', raw: bearer };
+  const cookie = cookieValue(header(headers, 'cookie'), SESSION_COOKIE);
+  return cookie && looksLikeJwt(cookie) ? { kind: 'session', raw: cookie, cookie: true } : null;
+}
+
+const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
+
+/**
+ * A write the browser authenticated by itself (the cookie) must come from the app: it carries the
+ * CSRF header, and Origin / Sec-Fetch-Site (when sent) name this site. SameSite=Strict already keeps
+ * the cookie off cross-site requests; this holds where SameSite does not (same-site sibling hosts, old browsers).
+ */
+export function assertSameOriginWrite(method: string, headers: IncomingHttpHeaders): void {
+  if (SAFE_METHODS.has(method.toUpperCase())) return;
+  if (!header(headers, CSRF_HEADER)) throw forbidden(`A write authenticated by the session cookie needs the ${CSRF_HEADER} header`);
+  const site = header(headers, 'sec-fetch-site');
+  if (site && site !== 'same-origin' && site !== 'none') throw forbidden('Cross-site writes are refused');
+  const origin = header(headers, 'origin');
+  if (origin !== undefined) {
+    let host: string | null = null;
+    try {
+      host = new URL(origin).host;
+    } catch {
+      host = null;
+    }
+    const forwarded = header(headers, 'x-forwarded-host');
+    if (!host || (host !== header(headers, 'host') && host !== forwarded)) throw forbidden('Cross-origin writes are refused');
+  }
 }
 
 /**
@@ -94,6 +127,9 @@ export class IdentityService implements IdentityResolver, PrincipalResolver {
   private readonly orgs: Repository<OrganizationEntity>;
   private readonly workspaces: Repository<WorkspaceEntity>;
   private readonly keyCache = new Map<string, Cached<ApiKeyEntity | null>>();
+  private readonly keyByIdCache = new Map<string, Cached<ApiKeyEntity | null>>();
+  /** One-time sign-in links (`npm start` prints one): token hash → the key hash it signs in as, until. */
+  private readonly signInTokens = new Map<string, { keyHash: string; until: number }>();
   private readonly orgCache = new Map<string, Cached<OrganizationEntity | null>>();
   private readonly wsCache = new Map<string, Cached<WorkspaceInfo | null>>();
   private readonly userCache = new Map<string, Cached<string[] | null>>();
@@ -118,6 +154,7 @@ export class IdentityService implements IdentityResolver, PrincipalResolver {
   /** Drops every cached lookup (after an admin write in this process). */
   invalidate(): void {
     this.keyCache.clear();
+    this.keyByIdCache.clear();
     this.orgCache.clear();
     this.wsCache.clear();
     this.userCache.clear();
@@ -139,14 +176,14 @@ export class IdentityService implements IdentityResolver, PrincipalResolver {
     return this.verifyPrincipal(cred).catch(() => null);
   }
 
-  private async verifyPrincipal(cred: { kind: 'key' | 'session'; raw: string }): Promise<RateLimitPrincipal> {
+  private async verifyPrincipal(cred: Credential): Promise<RateLimitPrincipal> {
     let principal: RateLimitPrincipal;
     let until = Date.now() + CACHE_MS;
     if (cred.kind === 'session') {
       if (!this.opts.sessionSecret) return null;
       const claims = await verifySessionToken(cred.raw, this.opts.sessionSecret);
       if (!claims) return null;
-      principal = { kind: 'user', id: claims.user_id };
+      principal = claims.credential_id ? { kind: 'api-key', id: claims.credential_id } : { kind: 'user', id: claims.user_id };
     } else {
       const hash = hashApiKey(cred.raw);
       const key = await this.cached(this.keyCache, hash, () => this.keys.findOne({ where: { key_hash: hash } }));
@@ -166,6 +203,7 @@ export class IdentityService implements IdentityResolver, PrincipalResolver {
     if (requestedTenant !== undefined && !UUID_RE.test(requestedTenant)) throw forbidden('X-Tenant-Id must be a workspace id (UUID)');
     if (requestedOrg !== undefined && !UUID_RE.test(requestedOrg)) throw forbidden('X-Organization-Id must be an organization id (UUID)');
     if (!cred) return null;
+    if (cred.cookie) assertSameOriginWrite(req.method, req.headers);
     if (cred.kind === 'session') return this.resolveSession(cred.raw, requestedTenant, requestedOrg);
     const raw = cred.raw;
     const resolvedKey = `${raw}\n${requestedTenant ?? ''}\n${requestedOrg ?? ''}`;
@@ -189,6 +227,11 @@ export class IdentityService implements IdentityResolver, PrincipalResolver {
 
   private async resolveApiKey(raw: string, requestedTenant: string | undefined, requestedOrg: string | undefined, oldest: { at: number }): Promise<Identity> {
     const key = await this.cached(this.keyCache, hashApiKey(raw), () => this.keys.findOne({ where: { key_hash: hashApiKey(raw) } }), oldest);
+    return this.keyIdentity(key, requestedTenant, requestedOrg, oldest);
+  }
+
+  /** The identity of a stored key (found by its hash, or by its id for a session made from it), after its checks. */
+  private async keyIdentity(key: ApiKeyEntity | null, requestedTenant: string | undefined, requestedOrg: string | undefined, oldest: { at: number }): Promise<Identity> {
     if (!key) throw unauthorized('Invalid API key');
     if (key.revoked_at) throw unauthorized('API key revoked');
     if (key.expires_at && key.expires_at.getTime() <= Date.now()) throw unauthorized('API key expired');
@@ -215,6 +258,14 @@ export class IdentityService implements IdentityResolver, PrincipalResolver {
     if (!this.opts.sessionSecret) throw unauthorized('Bearer tokens are not enabled');
     const claims = await verifySessionToken(token, this.opts.sessionSecret);
     if (!claims) throw unauthorized('Invalid or expired bearer token');
+    if (claims.credential_id) {
+      // A session made from a key acts as the key, which is checked again (revoked, expired, its workspace).
+      const id = claims.credential_id;
+      const key = await this.cached(this.keyByIdCache, id, () => this.keys.findOne({ where: { id } }));
+      if (!key || key.organization_id !== claims.organization_id) throw unauthorized('Invalid or expired bearer token');
+      return this.keyIdentity(key, requestedTenant, requestedOrg, { at: Date.now() });
+    }
+    requestedTenant ??= claims.tenant_id;
     if (requestedOrg && requestedOrg !== claims.organization_id) throw forbidden('This session cannot act in the requested organization');
     const org = await this.organization(claims.organization_id);
     if (!org) throw unauthorized('Invalid or expired bearer token');
@@ -369,6 +420,31 @@ export class IdentityService implements IdentityResolver, PrincipalResolver {
     }
     const r = await this.createOrganization({ name: 'Default', plan: 'enterprise', apiKey });
     return { organization_id: r.organization_id, workspace_id: r.workspace_id, created: true };
+  }
+
+  /** A valid (not revoked, not expired) key for a session, by its value or its hash; 401 otherwise. */
+  async keyForSession(ref: { raw: string } | { hash: string }): Promise<ApiKeyEntity> {
+    const hash = 'raw' in ref ? hashApiKey(ref.raw) : ref.hash;
+    const key = await this.keys.findOne({ where: { key_hash: hash } });
+    if (!key || key.revoked_at || (key.expires_at && key.expires_at.getTime() <= Date.now())) throw unauthorized('Invalid API key');
+    return key;
+  }
+
+  /** A token that signs in once, within `ttlMs`, as the key `rawKey` (this process only). */
+  issueSignInToken(rawKey: string, ttlMs: number): string {
+    const token = randomBytes(24).toString('base64url');
+    const now = Date.now();
+    for (const [k, v] of this.signInTokens) if (v.until <= now) this.signInTokens.delete(k);
+    this.signInTokens.set(hashApiKey(token), { keyHash: hashApiKey(rawKey), until: now + ttlMs });
+    return token;
+  }
+
+  /** The hash of the key a sign-in token stands for, once; null when unknown, used or expired. */
+  consumeSignInToken(token: string): string | null {
+    const id = hashApiKey(token);
+    const entry = this.signInTokens.get(id);
+    this.signInTokens.delete(id);
+    return entry && entry.until > Date.now() ? entry.keyHash : null;
   }
 
   async ping(): Promise<void> {

@@ -12,6 +12,8 @@ import {
   orgInviteSchema,
   orgMemberSchema,
   orgMembersSchema,
+  sessionCreateSchema,
+  sessionInfoSchema,
   organizationSchema,
   organizationUpdateSchema,
   pendingInvitationSchema,
@@ -41,6 +43,9 @@ const tracked = (op: string) => ` (audit: ${op})`;
 /** The administration endpoints the gateway serves itself (identity, members, roles, workspace settings). */
 export const ADMIN_ROUTES: RouteDoc[] = [
   { method: 'post', path: '/api/v1/auth/login', summary: 'Sign in a basic-auth user: a session bearer token (HS256 JWT)', tag: 'auth', body: loginRequestSchema, responses: { 200: loginResponseSchema, 401: errorBodySchema, 422: httpValidationErrorSchema }, public: true },
+  { method: 'post', path: '/api/v1/auth/session', summary: 'Sign the web app in (API key, email and password, or a one-time sign-in token): an httpOnly SameSite=Strict session cookie; needs the x-requested-with header', tag: 'auth', body: sessionCreateSchema, responses: { 200: sessionInfoSchema, 401: errorBodySchema, 403: errorBodySchema, 422: httpValidationErrorSchema }, public: true },
+  { method: 'get', path: '/api/v1/auth/session', summary: 'Who the session cookie (or any credential) signs in as', tag: 'auth', responses: { 200: sessionInfoSchema, ...read } },
+  { method: 'delete', path: '/api/v1/auth/session', summary: 'Sign out: clears the session cookie; needs the x-requested-with header', tag: 'auth', responses: { 200: empty, 403: errorBodySchema }, public: true },
   { method: 'get', path: '/api/v1/api-key', summary: "The calling workspace's API keys (prefix only)", tag: 'credentials', responses: { 200: z.array(apiKeyInfoSchema), ...read } },
   { method: 'post', path: '/api/v1/api-key', summary: `Create a workspace API key; the whole key is returned once${tracked('create_api_key')}`, tag: 'credentials', body: apiKeyCreateSchema, responses: { 200: apiKeyCreatedSchema, ...write } },
   { method: 'delete', path: '/api/v1/api-key/{id}', summary: `Revoke a workspace API key${tracked('delete_api_key')}`, tag: 'credentials', responses: { 200: empty, ...write } },

@@ -85,7 +85,7 @@ describe('gateway proxy relay', () => {
   });
 
   it('forwards the request with the signed identity, without credentials, with X-Forwarded-Host', async () => {
-    const r = await call(port, '/api/v1/sessions/echo?limit=5&name=a%20b', { headers: { 'x-api-key': 'good-key', authorization: 'Bearer x', 'x-custom': 'yes', [IDENTITY_HEADER]: 'forged' } });
+    const r = await call(port, '/api/v1/sessions/echo?limit=5&name=a%20b', { headers: { 'x-api-key': 'good-key', authorization: 'Bearer x', cookie: 'th_session=a.b.c', 'x-custom': 'yes', [IDENTITY_HEADER]: 'forged' } });
     expect(r.status).toBe(200);
     const seen = JSON.parse(r.body.toString()) as { url: string; headers: Record<string, string> };
     expect(seen.url).toBe('/api/v1/sessions/echo?limit=5&name=a%20b');
@@ -94,6 +94,7 @@ describe('gateway proxy relay', () => {
     expect(seen.headers['x-custom']).toBe('yes');
     expect(seen.headers['x-api-key']).toBeUndefined();
     expect(seen.headers.authorization).toBeUndefined();
+    expect(seen.headers.cookie).toBeUndefined();
     expect(verifyIdentity(seen.headers[IDENTITY_HEADER], KEY)).toEqual(IDENTITY);
     // The limiter's headers ride on the service's answer.
     expect(r.headers['ratelimit-limit']).toBe('100');

@@ -48,3 +48,12 @@ describe('gateway routes without an API key', () => {
     ]) expect(isPublicRoute(m, p)).toBe(false);
   });
 });
+
+describe('the web app routes', () => {
+  it('are not proxied: the gateway serves the app page and files itself (libs/platform web-app.ts)', () => {
+    const up = { ingest: 'http://i', query: 'http://q', exportWorker: 'http://e', audit: 'http://a', controlPlane: 'http://cp' };
+    for (const p of ['/', '/login', '/o/ws/projects', '/o/ws/projects/p/s/r/r', '/o/ws/datasets/d', '/assets/index-abc.js']) {
+      expect(routeFor('GET', p, up)).toBeNull();
+    }
+  });
+});

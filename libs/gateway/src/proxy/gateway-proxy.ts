@@ -67,9 +67,10 @@ export function isPublicRoute(method: string, path: string): boolean {
 const HOP_HEADERS = new Set(['connection', 'keep-alive', 'proxy-connection', 'transfer-encoding', 'upgrade', 'host', IDENTITY_HEADER]);
 /**
  * Hop-by-hop headers, the identity header (only the gateway sets it) and the caller's credentials: the
- * services trust the signed identity alone and never see an API key or a bearer token.
+ * services trust the signed identity alone and never see an API key, a bearer token or the web app's
+ * session cookie.
  */
-const NOT_FORWARDED = new Set([...HOP_HEADERS, 'x-api-key', 'authorization']);
+const NOT_FORWARDED = new Set([...HOP_HEADERS, 'x-api-key', 'authorization', 'cookie']);
 /** Responses up to this size (by Content-Length) are read whole and sent with their headers in one write. */
 const BUFFERED_RESPONSE_BYTES = 64 * 1024;
 /** A request target node:http would send (it refuses anything else); the server's parser admits no other. */
