@@ -1,8 +1,9 @@
 import { execFileSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { existsSync, mkdirSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import axe from 'axe-core';
 import { Client, RunTree } from 'langsmith';
@@ -12,7 +13,8 @@ import { startTestStandalone, type TestStandalone } from './testing/standalone-h
 
 const ROOT = join(__dirname, '..', '..', '..');
 const CHROMIUM = '/usr/bin/chromium';
-const SCREENSHOTS = join(ROOT, 'docs', 'screenshots');
+/** The README's screenshots are rewritten with UPDATE_SCREENSHOTS=1; other runs keep theirs in a temporary folder. */
+const SCREENSHOTS = process.env.UPDATE_SCREENSHOTS === '1' ? join(ROOT, 'docs', 'screenshots') : mkdtempSync(join(tmpdir(), 'th-web-shots-'));
 const CSRF = { 'x-requested-with': 'tracehouse-web' };
 /** Each wait in the browser is bounded; the whole suite stays under a minute. */
 const WAIT_MS = 15_000;
@@ -107,6 +109,7 @@ describe('web app against the standalone service', () => {
   afterAll(async () => {
     await browser?.close();
     await svc?.close();
+    if (process.env.UPDATE_SCREENSHOTS !== '1') rmSync(SCREENSHOTS, { recursive: true, force: true });
   });
 
   it('the written trace is what the views show (tokens from the OpenAI usage block)', () => {
