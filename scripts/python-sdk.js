@@ -19,7 +19,9 @@ const path = require('node:path');
 
 const root = path.resolve(__dirname, '..');
 const here = path.join(__dirname, 'python-sdk');
-const suites = path.resolve(process.env.PYTHON_SDK_TESTS ?? path.join(root, '..', 'shared', 'published-clients', 'langsmith-python-tests'));
+const suitesGiven = path.resolve(process.env.PYTHON_SDK_TESTS ?? path.join(root, '..', 'shared', 'published-clients', 'langsmith-python-tests'));
+// pytest names files relative to its rootdir after resolving links: a linked folder would give '../' names.
+const suites = fs.existsSync(suitesGiven) ? fs.realpathSync(suitesGiven) : suitesGiven;
 const venv = path.join(root, '.cache', 'python-sdk-venv');
 const expectedFile = path.join(here, 'expected.json');
 const perTestTimeoutS = Number(process.env.PYTHON_SDK_TEST_TIMEOUT_S ?? 60);
