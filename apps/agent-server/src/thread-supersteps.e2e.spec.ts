@@ -43,6 +43,19 @@ describe('thread supersteps through the published client', () => {
     expect((await client.threads.getState(t.thread_id)).values).toEqual({ count: 7, label: 'x' });
   });
 
+  it('a null command means none (the Python client always sends "command": null)', async () => {
+    const r = await sendJson(server.url, 'POST', '/threads', {
+      metadata: { graph_id: 'counter' },
+      supersteps: [
+        { updates: [{ values: { count: 5 }, command: null, as_node: '__input__' }] },
+        { updates: [{ values: { count: 7, label: 'x' }, command: null, as_node: 'inc' }] },
+      ],
+    });
+    expect(r.status).toBe(200);
+    const t = (await r.json()) as { thread_id: string };
+    expect((await client.threads.getState(t.thread_id)).values).toEqual({ count: 7, label: 'x' });
+  });
+
   it('refuses supersteps without a known graph, with an unknown node or a command, or values the graph rejects, writing nothing', async () => {
     const before = await threads();
     const checkpoints = () => count('SELECT count(*) AS n FROM agent_server.checkpoints');

@@ -255,7 +255,7 @@ export class AgentService {
     const problems: { loc: (string | number)[]; msg: string; type: string }[] = [];
     supersteps.forEach((step, i) =>
       step.updates.forEach((u, j) => {
-        if (u.command !== undefined) problems.push({ loc: ['body', 'supersteps', i, 'updates', j, 'command'], msg: 'commands in supersteps are not supported; give values', type: 'value_error' });
+        if (u.command !== undefined && u.command !== null) problems.push({ loc: ['body', 'supersteps', i, 'updates', j, 'command'], msg: 'commands in supersteps are not supported; give values', type: 'value_error' });
         if (u.as_node !== undefined && u.as_node !== '__input__' && nodes && !nodes.includes(u.as_node)) {
           problems.push({ loc: ['body', 'supersteps', i, 'updates', j, 'as_node'], msg: `"${u.as_node}" is not a node of graph ${String(graphId)} (${nodes.join(', ')})`, type: 'value_error' });
         }
