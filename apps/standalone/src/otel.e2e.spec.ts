@@ -124,7 +124,8 @@ describe('OpenTelemetry traces through the standalone service', () => {
 
   it('takes the published tracing SDK span attributes from the real OTLP/JSON (http) exporter', async () => {
     const project = `otel-json-${randomUUID()}`;
-    const exporter = new HttpExporter({ url: `${svc.url}/otel/v1/traces`, headers: { 'x-api-key': svc.apiKey } });
+    // `<endpoint>/otel`: the address the Python SDK's OTEL mode gives its exporter (the same endpoint as /otel/v1/traces).
+    const exporter = new HttpExporter({ url: `${svc.url}/otel`, headers: { 'x-api-key': svc.apiKey } });
     const { provider, tracer } = tracerWith(exporter);
     const t0 = Date.now() - 5000;
     const span = tracer.startSpan('ChatAnthropic', {

@@ -140,14 +140,16 @@ export const ROUTES: RouteDoc[] = [
   },
   { method: 'patch', path: '/api/v1/feedback-configs', summary: "Change a feedback key's config", tag: 'feedback', body: feedbackConfigUpdateSchema, responses: { 200: feedbackConfigRecordSchema, 404: errorBodySchema, ...errors } },
   { method: 'delete', path: '/api/v1/feedback-configs', summary: "Delete a feedback key's config", tag: 'feedback', query: feedbackConfigDeleteQuerySchema, responses: { 200: accepted, 404: errorBodySchema, ...errors } },
-  {
-    method: 'post',
-    path: '/api/v1/otel/v1/traces',
-    summary: 'OpenTelemetry traces (OTLP/HTTP): application/x-protobuf or application/json, gzip allowed; spans become runs (GenAI conventions). The Langsmith-Project header names the project.',
-    tag: 'otel',
-    body: otlpTraceRequestSchema,
-    responses: { 200: z.object({ partialSuccess: z.object({}).passthrough() }), ...errors, 415: errorBodySchema },
-  },
+  ...['/api/v1/otel/v1/traces', '/api/v1/otel'].map(
+    (path): RouteDoc => ({
+      method: 'post',
+      path,
+      summary: `OpenTelemetry traces (OTLP/HTTP): application/x-protobuf or application/json, gzip allowed; spans become runs (GenAI conventions). The Langsmith-Project header names the project.${path.endsWith('/otel') ? " The same endpoint, where the Python SDK's OTEL mode sends." : ''}`,
+      tag: 'otel',
+      body: otlpTraceRequestSchema,
+      responses: { 200: z.object({ partialSuccess: z.object({}).passthrough() }), ...errors, 415: errorBodySchema },
+    }),
+  ),
   { method: 'get', path: '/api/v1/model-price-map', summary: "The workspace's model price maps, then the default table (tenant_id null)", tag: 'prices', responses: { 200: z.array(modelPriceMapSchema), 401: errorBodySchema } },
   { method: 'post', path: '/api/v1/model-price-map', summary: 'Create a model price map (prices per token; match_pattern is a regular expression)', tag: 'prices', body: modelPriceMapCreateSchema, responses: { 200: modelPriceMapSchema, ...errors } },
   ...(['put', 'patch'] as const).map((method): RouteDoc => ({

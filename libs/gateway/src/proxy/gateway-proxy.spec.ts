@@ -20,6 +20,13 @@ describe('gateway routes without an API key', () => {
     expect(routeFor('GET', '/repository', up)).toBeNull();
   });
 
+  it("OTLP traces go to ingest at /otel/v1/traces and at /otel (the Python SDK's OTEL mode), with an API key", () => {
+    for (const path of ['/otel/v1/traces', '/api/v1/otel/v1/traces', '/otel', '/api/v1/otel']) {
+      expect(routeFor('POST', path, up)).toBe('http://i');
+      expect(isPublicRoute('POST', path)).toBe(false);
+    }
+  });
+
   it('the upload PUT and the push webhook go to the control plane, public; nothing else there is', () => {
     const object = '/v2/uploads/deployments/d/sources/x.tar.gz';
     expect(routeFor('PUT', object, up)).toBe('http://cp');

@@ -44,7 +44,7 @@ export function routeFor(method: string, path: string, up: Upstreams): string | 
   if (p === '/feedback-configs') return up.ingest; // stored and enforced where feedback is written
   // The prompt hub (query service): repos, commits, likes, prompt webhooks, the hub handle, agent and skill directories.
   if (/^\/(?:repos|commits|likes|settings|prompt-webhooks)(?:\/|$)/.test(p) || /^\/(?:v1\/)?platform\/hub\/repos\//.test(p)) return up.query;
-  if (p === '/otel/v1/traces' || p === '/model-price-map' || p.startsWith('/model-price-map/')) return up.ingest;
+  if (p === '/otel/v1/traces' || p === '/otel' || p === '/model-price-map' || p.startsWith('/model-price-map/')) return up.ingest;
   return null;
 }
 

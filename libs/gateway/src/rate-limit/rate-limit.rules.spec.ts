@@ -36,6 +36,12 @@ describe('the rate-limit table', () => {
   });
 });
 
+describe('OTLP at /otel', () => {
+  it("shares the /otel/v1/traces row (the Python SDK's OTEL mode posts to /otel)", () => {
+    expect(selectRule({ method: 'POST', path: '/otel', hasApiKey: true, hasUserId: false }).id).toBe('otel-traces-api-key');
+  });
+});
+
 describe('rule precedence', () => {
   it.each([
     // method-specific over general

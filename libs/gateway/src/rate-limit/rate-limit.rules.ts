@@ -87,7 +87,8 @@ export const RATE_LIMIT_RULES: readonly RateLimitRule[] = [
   row('repos-api-key', '/repos', 'Repository', 'api-key', [{ path: { kind: 'contains', segment: '/repos' } }], same(100, 60)),
   row('repos-user', '/repos', 'Repository', 'user-ip', [{ path: { kind: 'contains', segment: '/repos' } }], same(100, 60)),
   row('runs-batch-api-key', 'POST /runs/batch', 'High throughput', 'api-key', [{ method: 'POST', path: { kind: 'exact', path: '/runs/batch' } }], same(2000, 10)),
-  row('otel-traces-api-key', 'POST /otel/v1/traces', 'Run ingest', 'api-key', [{ method: 'POST', path: { kind: 'exact', path: '/otel/v1/traces' } }], same(2000, 10)),
+  // `/otel` is the same endpoint as the Python SDK's OTEL mode calls it.
+  row('otel-traces-api-key', 'POST /otel/v1/traces', 'Run ingest', 'api-key', [{ method: 'POST', path: { kind: 'exact', path: '/otel/v1/traces' } }, { method: 'POST', path: { kind: 'exact', path: '/otel' } }], same(2000, 10)),
   row('charts-api-key', 'POST containing /charts', 'Charts', 'api-key', [{ method: 'POST', path: { kind: 'contains', segment: '/charts' } }], same(750, 600)),
   row('charts-user', 'POST containing /charts', 'Charts', 'user-ip', [{ method: 'POST', path: { kind: 'contains', segment: '/charts' } }], same(750, 600)),
   row('runs-multipart-api-key', 'POST /runs/multipart', 'Multipart ingest', 'api-key', [{ method: 'POST', path: { kind: 'exact', path: '/runs/multipart' } }], same(6000, 10)),

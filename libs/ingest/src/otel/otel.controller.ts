@@ -4,11 +4,12 @@ import { CurrentIdentity } from '@th/auth';
 import type { RawBodyRequest } from '@th/platform';
 import { OtelService, otlpEncodingOf } from './otel.service';
 
-@Controller('otel/v1')
+/** `/otel/v1/traces`, and `/otel`: the Python SDK's OTEL mode gives its exporter `<endpoint>/otel` as the full URL. */
+@Controller('otel')
 export class OtelController {
   constructor(private readonly otel: OtelService) {}
 
-  @Post('traces')
+  @Post(['v1/traces', ''])
   @HttpCode(200)
   async traces(
     @CurrentIdentity() identity: Identity,
