@@ -4,26 +4,14 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import type { DataSource } from 'typeorm';
 import { AUDIT_ENTITIES, AUDIT_MIGRATIONS, AuditRepository, AuditStore, UNKEYED_CHAIN_HASHING } from '@th/audit';
-import type { AuditRecord } from '@th/contracts';
 import { openServiceDataSource } from '@th/database';
-import { createTestDatabase } from '@th/testing';
+import { auditRecord, createTestDatabase } from '@th/testing';
 
 const run = promisify(execFile);
 const ROOT = join(__dirname, '..', '..', '..');
 
-const record = (org: string): AuditRecord => ({
-  id: randomUUID(),
-  time: new Date().toISOString(),
-  operation: 'create_api_key',
-  status: 'Success',
-  organization_id: org,
-  workspace_id: randomUUID(),
-  user_id: null,
-  credential_id: randomUUID(),
-  credential_type: 'api_key',
-  resources: [],
-  service: 'gateway',
-});
+/** An event of an earlier version's chain. */
+const record = (org: string) => auditRecord(org, { user_id: null, resources: [] });
 
 /**
  * The audit verify command (compiled, as operators run it) on chains stored before chain keys: they

@@ -4,12 +4,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client } from 'pg';
 import { AUDIT_ENTITIES, AUDIT_MIGRATIONS, AuditRepository, AuditStore, ChainHasher, UNKEYED_CHAIN_HASHING, verifyChain } from '@th/audit';
-import type { AuditRecord } from '@th/contracts';
 import { openServiceDataSource } from '@th/database';
 import { ExportsRepository } from '@th/export-worker';
 import { GATEWAY_ENTITIES, GATEWAY_MIGRATIONS, IdentityService } from '@th/gateway';
 import { SecretCipher } from '@th/platform';
-import { createTestDatabase } from '@th/testing';
+import { auditRecord, createTestDatabase } from '@th/testing';
 import { startTestStandalone, type TestStandalone } from './testing/standalone-harness';
 
 /**
@@ -20,19 +19,8 @@ const DATA_DIR = join(tmpdir(), `th-standalone-${process.pid}`); // the harness'
 const GENERATED = ['session-secret', 'control-plane-secrets-key', 'export-encryption-key', 'workspace-secrets-key', 'audit-chain-key'];
 const mode = (path: string) => statSync(path).mode & 0o777;
 
-const record = (org: string): AuditRecord => ({
-  id: randomUUID(),
-  time: new Date().toISOString(),
-  operation: 'create_api_key',
-  status: 'Success',
-  organization_id: org,
-  workspace_id: randomUUID(),
-  user_id: null,
-  credential_id: randomUUID(),
-  credential_type: 'api_key',
-  resources: [],
-  service: 'gateway',
-});
+/** An event of an earlier version's chain. */
+const record = (org: string) => auditRecord(org, { user_id: null, resources: [] });
 
 describe('secrets and keys at rest (standalone)', () => {
   let db: Awaited<ReturnType<typeof createTestDatabase>>;

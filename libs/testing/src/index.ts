@@ -10,3 +10,5 @@ export * from './ids';
 export * from './embedded-clickhouse';
 export * from './deploy-settings';
 export * from './openapi-fuzz';
+export * from './audit-record';
+export * from './connection-counter';

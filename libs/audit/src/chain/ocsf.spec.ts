@@ -1,5 +1,5 @@
 import { TRACKED_OPERATIONS, apiActivityEventSchema } from '@th/contracts';
-import { auditRecord } from '../testing/audit-record.fixture';
+import { auditRecord } from '@th/testing';
 import { activityIdOf, renderApiActivity } from './ocsf';
 
 describe('OCSF 1.7.0 API Activity rendering', () => {

@@ -2,13 +2,12 @@ import { randomUUID } from 'node:crypto';
 import { Client } from 'pg';
 import type { DataSource } from 'typeorm';
 import { openServiceDataSource } from '@th/database';
-import { createTestDatabase } from '@th/testing';
+import { auditRecord, createTestDatabase } from '@th/testing';
 import { AuditLog1732250000060 } from '../migrations/1732250000060-audit-log';
 import { ChainHasher } from '../chain/chain-hash';
 import { verifyChain } from '../chain/chain-verifier';
 import { AuditRepository } from '../store/audit.repository';
 import { AuditStore } from '../store/audit-store.service';
-import { auditRecord } from '../testing/audit-record.fixture';
 import type { AuditOptions } from '../audit.options';
 import { AuditRetentionService } from './audit-retention.service';
 

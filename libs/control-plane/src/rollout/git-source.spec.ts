@@ -1,6 +1,6 @@
 import { execFile, spawnSync } from 'node:child_process';
-import { createServer, type AddressInfo, type Server } from 'node:net';
 import { OutboundPolicy, type Resolver } from '@th/platform';
+import { startConnectionCounter, type ConnectionCounter } from '@th/testing';
 import { GitSource, GitSourceRefused } from './git-source';
 
 const PUBLIC = '93.184.215.14';
@@ -51,23 +51,19 @@ describe('GitSource', () => {
   });
 
   describe('with git itself', () => {
-    let server: Server;
+    let counter: ConnectionCounter;
     let port: number;
-    let connections = 0;
+    const connections = () => counter.connections();
     beforeAll(async () => {
-      server = createServer((s) => {
-        connections++;
-        s.destroy();
-      });
-      await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-      port = (server.address() as AddressInfo).port;
+      counter = await startConnectionCounter();
+      port = counter.port;
     });
-    afterAll(() => new Promise((resolve) => server.close(resolve)));
+    afterAll(() => counter.close());
 
     it('git connects to the pinned address, not to what it would resolve (git.test resolves nowhere here)', async () => {
       const allowed = new GitSource(new OutboundPolicy(`git.test:${port}`, resolverOf({ 'git.test': '127.0.0.1' })), false);
       const argv = await allowed.cloneArgv(`https://git.test:${port}/r.git`, 'main', '/nonexistent/never-written');
-      const before = connections;
+      const before = connections();
       // ls-remote with the same -c settings: no directory is written; the TLS handshake fails on the closing server.
       const configs = argv.slice(1, argv.indexOf('clone'));
       // Asynchronously: the server above runs on this event loop.
@@ -78,7 +74,7 @@ describe('GitSource', () => {
       });
       expect(r.code).not.toBe(0);
       expect(r.stderr).not.toMatch(/Could not resolve host/);
-      expect(connections).toBeGreaterThan(before);
+      expect(connections()).toBeGreaterThan(before);
     });
 
     it('git refuses other transports even if one got through', () => {

@@ -1,6 +1,6 @@
-import { createServer, type AddressInfo, type Server } from 'node:net';
 import { Readable } from 'node:stream';
 import { OutboundPolicy, type Resolver } from '@th/platform';
+import { startConnectionCounter, type ConnectionCounter } from '@th/testing';
 import { objectStoreFor } from './object-store';
 
 /**
@@ -8,18 +8,14 @@ import { objectStoreFor } from './object-store';
  * A TCP server on 127.0.0.1 counts connections; the policy's resolver is the seam that plays the DNS answers.
  */
 describe('ObjectStore connections go through the outbound policy', () => {
-  let server: Server;
+  let counter: ConnectionCounter;
   let port: number;
-  let connections = 0;
+  const connections = () => counter.connections();
   beforeAll(async () => {
-    server = createServer((s) => {
-      connections++;
-      s.destroy();
-    });
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    port = (server.address() as AddressInfo).port;
+    counter = await startConnectionCounter();
+    port = counter.port;
   });
-  afterAll(() => new Promise((resolve) => server.close(resolve)));
+  afterAll(() => counter.close());
 
   const creds = { access_key_id: 'a', secret_access_key: 'b' };
   const upload = async (endpoint: string, policy: OutboundPolicy) => {
@@ -32,9 +28,9 @@ describe('ObjectStore connections go through the outbound policy', () => {
   };
 
   it('an upload to a saved loopback endpoint is refused before connecting', async () => {
-    const before = connections;
+    const before = connections();
     expect(await upload(`http://127.0.0.1:${port}`, new OutboundPolicy(''))).toMatchObject({ message: expect.stringContaining('does not call') });
-    expect(connections).toBe(before);
+    expect(connections()).toBe(before);
   });
 
   it('DNS rebinding: a name that was public when the destination was saved and is 127.0.0.1 now is refused before connecting', async () => {
@@ -42,14 +38,14 @@ describe('ObjectStore connections go through the outbound policy', () => {
     const rebinding: Resolver = async () => [{ address: calls++ === 0 ? '93.184.215.14' : '127.0.0.1', family: 4 }];
     const policy = new OutboundPolicy('', rebinding);
     await policy.check(`http://s3.example:${port}`); // what saving the destination checked
-    const before = connections;
+    const before = connections();
     expect(await upload(`http://s3.example:${port}`, policy)).toMatchObject({ message: expect.stringContaining('does not call') });
-    expect(connections).toBe(before);
+    expect(connections()).toBe(before);
   });
 
   it('an allowed endpoint is connected to (the policy does not just refuse everything)', async () => {
-    const before = connections;
+    const before = connections();
     expect(await upload(`http://127.0.0.1:${port}`, new OutboundPolicy(`127.0.0.1:${port}`))).toBeInstanceOf(Error); // the server hangs up
-    expect(connections).toBeGreaterThan(before);
+    expect(connections()).toBeGreaterThan(before);
   });
 });
