@@ -104,6 +104,10 @@ describe('prompt webhooks', () => {
     const t = Number(/^t=(\d+),/.exec(sig)![1]);
     expect(sig).toBe(signWebhookBody(created.secret, second!.body, t));
     expect(sig).not.toBe(signWebhookBody('whsec_wrong', second!.body, t));
+    // staged with the commit, in its transaction; recorded once sent
+    const stagedOf = async () => (await sql.query(`SELECT status, attempts, last_status_code FROM prompt_hub.webhook_deliveries WHERE webhook_id = $1 AND event = 'commit'`, [created.id])).rows;
+    for (const deadline = Date.now() + 5_000; (await stagedOf())[0]?.status === 'pending' && Date.now() < deadline; ) await new Promise((r) => setTimeout(r, 25));
+    expect(await stagedOf()).toEqual([{ status: 'delivered', attempts: 2, last_status_code: 200 }]);
 
     // a tag on the commit: tag:create
     const { commits } = await json(await svc.api(`/api/v1/commits/-/${prompt}/`));

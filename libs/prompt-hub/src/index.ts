@@ -1,12 +1,13 @@
 import { PromptHub1735000000000 } from './migrations/1735000000000-prompt-hub';
 import { PromptWebhooks1735000000001 } from './migrations/1735000000001-prompt-webhooks';
 import { RepoTypes1735000000002 } from './migrations/1735000000002-repo-types';
+import { WebhookDeliveries1735000000003 } from './migrations/1735000000003-webhook-deliveries';
 
 export * from './prompt-hub.module';
 export type { PromptWebhookDeliveryOptions } from './prompt-webhook.delivery';
 export { PromptHubService, commitHash, checkManifest, manifestForPull } from './prompt-hub.service';
 export { PROMPT_HUB_SCHEMA } from './prompt-hub.repository';
 export const PROMPT_HUB_ENTITIES = [];
-export const PROMPT_HUB_MIGRATIONS = [PromptHub1735000000000, PromptWebhooks1735000000001, RepoTypes1735000000002];
+export const PROMPT_HUB_MIGRATIONS = [PromptHub1735000000000, PromptWebhooks1735000000001, RepoTypes1735000000002, WebhookDeliveries1735000000003];
 export { signWebhookBody, SIGNATURE_HEADER, EVENT_HEADER } from './prompt-webhook.delivery';
 export { webhookCovers } from './prompt-webhooks.service';

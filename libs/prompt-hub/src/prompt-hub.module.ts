@@ -1,13 +1,14 @@
-import { DynamicModule, Module, type OnApplicationShutdown } from '@nestjs/common';
+import { DynamicModule, Module, type OnApplicationBootstrap, type OnApplicationShutdown } from '@nestjs/common';
 import { AuditPublisher } from '@th/bus';
 import { OutboundPolicy, SecretCipher } from '@th/platform';
 import type { DataSource } from 'typeorm';
 import { HubDirectoriesController, HubSettingsController, PromptCommitsController, PromptLikesController, PromptReposController, PromptWebhooksController } from './prompt-hub.controller';
 import { PromptHubRepository } from './prompt-hub.repository';
 import { PromptHubService } from './prompt-hub.service';
-import { DEFAULT_DELIVERY_OPTIONS, PromptWebhookDelivery, type PromptWebhookDeliveryOptions } from './prompt-webhook.delivery';
+import { DEFAULT_DELIVERY_OPTIONS, PromptWebhookDispatcher, PromptWebhookSender, type PromptWebhookDeliveryOptions } from './prompt-webhook.delivery';
 import { PromptWebhooksRepository } from './prompt-webhooks.repository';
 import { PromptWebhooksService } from './prompt-webhooks.service';
+import { WebhookOutboxRepository } from './webhook-outbox.repository';
 
 export interface PromptHubOptions {
   /** Key material of the cipher that seals webhook secrets and headers (PROMPT_WEBHOOK_SECRETS_KEY). */
@@ -17,11 +18,14 @@ export interface PromptHubOptions {
   delivery?: Partial<PromptWebhookDeliveryOptions>;
 }
 
-/** Waits for webhook deliveries under way when the app shuts down. */
-class DeliveryCloser implements OnApplicationShutdown {
-  constructor(private readonly delivery: PromptWebhookDelivery) {}
+/** Sends staged webhook deliveries while the app runs; on shutdown waits for the POSTs under way. */
+class DispatcherLifecycle implements OnApplicationBootstrap, OnApplicationShutdown {
+  constructor(private readonly dispatcher: PromptWebhookDispatcher) {}
+  onApplicationBootstrap(): void {
+    this.dispatcher.start();
+  }
   onApplicationShutdown(): Promise<void> {
-    return this.delivery.close();
+    return this.dispatcher.close();
   }
 }
 
@@ -29,18 +33,25 @@ class DeliveryCloser implements OnApplicationShutdown {
 @Module({})
 export class PromptHubModule {
   static forRoot(dataSource: DataSource, opts: PromptHubOptions): DynamicModule {
-    const delivery = new PromptWebhookDelivery(new OutboundPolicy(opts.outboundAllowedHosts), { ...DEFAULT_DELIVERY_OPTIONS, ...opts.delivery });
+    const delivery = { ...DEFAULT_DELIVERY_OPTIONS, ...opts.delivery };
+    const policy = new OutboundPolicy(opts.outboundAllowedHosts);
+    const sender = new PromptWebhookSender(policy, delivery.timeoutMs);
+    let dispatcher: PromptWebhookDispatcher | null = null;
     return {
       module: PromptHubModule,
       controllers: [PromptReposController, PromptCommitsController, PromptLikesController, HubSettingsController, PromptWebhooksController, HubDirectoriesController],
       providers: [
-        { provide: PromptWebhookDelivery, useValue: delivery },
-        { provide: DeliveryCloser, useFactory: () => new DeliveryCloser(delivery) },
         {
           provide: PromptWebhooksService,
           inject: [AuditPublisher],
-          useFactory: (a: AuditPublisher) => new PromptWebhooksService(new PromptWebhooksRepository(dataSource), new SecretCipher(opts.secretsKey), new OutboundPolicy(opts.outboundAllowedHosts), delivery, a),
+          useFactory: (a: AuditPublisher) => {
+            const webhooks = new PromptWebhooksService(new PromptWebhooksRepository(dataSource), new SecretCipher(opts.secretsKey), policy, sender, a, delivery.maxPendingPerTenant, () => dispatcher?.kick());
+            dispatcher = new PromptWebhookDispatcher(new WebhookOutboxRepository(dataSource), sender, (t, id) => webhooks.target(t, id), delivery);
+            return webhooks;
+          },
         },
+        { provide: PromptWebhookDispatcher, inject: [PromptWebhooksService], useFactory: () => dispatcher },
+        { provide: DispatcherLifecycle, inject: [PromptWebhookDispatcher], useFactory: (d: PromptWebhookDispatcher) => new DispatcherLifecycle(d) },
         { provide: PromptHubRepository, useFactory: () => new PromptHubRepository(dataSource) },
         {
           provide: PromptHubService,

@@ -96,7 +96,8 @@ function repoFilter(reader: HubReader, q: PromptRepoListQuery, base: number): { 
 
 /** The only code that speaks SQL to the `prompt_hub` schema. */
 export class PromptHubRepository {
-  constructor(private readonly db: Queryable) {}
+  /** Also lent to the prompt webhooks, which stage deliveries in the same transaction. */
+  constructor(readonly db: Queryable) {}
 
   transaction<T>(fn: (tx: PromptHubRepository) => Promise<T>): Promise<T> {
     return this.db.transaction((m: EntityManager) => fn(new PromptHubRepository(m)));

@@ -73,8 +73,8 @@ export class PromptHubService {
     private readonly events: PromptEventListener | null = null,
   ) {}
 
-  /** After the change is stored: a failing fan-out is logged, never the commit's failure. */
-  private async emit(identity: Identity, r: RepoRow, c: CommitRow, event: PromptWebhookTrigger, tagName: string | null = null): Promise<void> {
+  /** Stages the webhooks' deliveries in `tx`, the transaction that stores the change. */
+  private async emit(tx: PromptHubRepository, identity: Identity, r: RepoRow, c: CommitRow, event: PromptWebhookTrigger, tagName: string | null = null): Promise<void> {
     if (!this.events) return;
     const payload = {
       event,
@@ -86,7 +86,7 @@ export class PromptHubService {
       manifest: JSON.parse(c.manifest) as Record<string, unknown>,
       tag_name: tagName,
     };
-    await this.events.promptEvent(r.tenant_id, payload).catch((err: unknown) => this.logger.error({ msg: 'prompt webhooks not notified', prompt_id: r.id, event, error: (err as Error).message }));
+    await this.events.promptEvent(tx.db, r.tenant_id, payload);
   }
 
   async settings(identity: Identity): Promise<HubSettings> {
@@ -227,9 +227,10 @@ export class PromptHubService {
         description,
       });
       await tx.touchRepo(r.id);
+      await this.emit(tx, identity, r, row, 'commit');
       return { repo: r, row };
     });
-    await this.emit(identity, done.repo, done.row, 'commit');
+    this.events?.committed();
     return done;
   }
 
@@ -270,8 +271,11 @@ export class PromptHubService {
     const r = await this.writable(identity, owner, handle);
     const c = await this.repo.commitById(r.id, commitId);
     if (!c) throw notFound('Commit');
-    if (!(await this.repo.insertTag(r.id, tagName, commitId))) throw conflict(`Tag ${tagName} already exists on ${handle}; move it with PATCH`);
-    await this.emit(identity, r, c, 'tag:create', tagName);
+    await this.repo.transaction(async (tx) => {
+      if (!(await tx.insertTag(r.id, tagName, commitId))) throw conflict(`Tag ${tagName} already exists on ${handle}; move it with PATCH`);
+      await this.emit(tx, identity, r, c, 'tag:create', tagName);
+    });
+    this.events?.committed();
     return presentTag((await this.repo.tag(r.id, tagName))!);
   }
 
@@ -279,8 +283,11 @@ export class PromptHubService {
     const r = await this.writable(identity, owner, handle);
     const c = await this.repo.commitById(r.id, commitId);
     if (!c) throw notFound('Commit');
-    if (!(await this.repo.moveTag(r.id, tagName, commitId))) throw notFound('Tag');
-    await this.emit(identity, r, c, 'tag:update', tagName);
+    await this.repo.transaction(async (tx) => {
+      if (!(await tx.moveTag(r.id, tagName, commitId))) throw notFound('Tag');
+      await this.emit(tx, identity, r, c, 'tag:update', tagName);
+    });
+    this.events?.committed();
     return presentTag((await this.repo.tag(r.id, tagName))!);
   }
 

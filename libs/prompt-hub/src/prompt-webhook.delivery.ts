@@ -3,6 +3,7 @@ import * as http from 'node:http';
 import * as https from 'node:https';
 import { Logger } from '@nestjs/common';
 import { OutboundRefused, type OutboundPolicy } from '@th/platform';
+import type { ClaimedDelivery, WebhookOutboxRepository } from './webhook-outbox.repository';
 
 export interface PromptWebhookDeliveryOptions {
   /** Bound on one POST (connect, send and answer). */
@@ -11,11 +12,25 @@ export interface PromptWebhookDeliveryOptions {
   attempts: number;
   /** Wait before the second try; doubled before each next one. */
   backoffMs: number;
-  /** Deliveries under way at most; past it a new one is dropped (and logged) rather than queued without bound. */
-  maxInflight: number;
+  /** POSTs under way at most in this process. */
+  concurrency: number;
+  /** How often the outbox is looked at for due deliveries (a commit also wakes the dispatcher at once). */
+  pollMs: number;
+  /** Pending deliveries a workspace may have; past it new events are not staged (and logged). */
+  maxPendingPerTenant: number;
+  /** How long finished deliveries are kept. */
+  retentionMs: number;
 }
 
-export const DEFAULT_DELIVERY_OPTIONS: PromptWebhookDeliveryOptions = { timeoutMs: 10_000, attempts: 4, backoffMs: 1_000, maxInflight: 1_000 };
+export const DEFAULT_DELIVERY_OPTIONS: PromptWebhookDeliveryOptions = {
+  timeoutMs: 10_000,
+  attempts: 4,
+  backoffMs: 1_000,
+  concurrency: 32,
+  pollMs: 1_000,
+  maxPendingPerTenant: 10_000,
+  retentionMs: 7 * 24 * 3600_000,
+};
 
 export const SIGNATURE_HEADER = 'x-tracehouse-signature';
 export const EVENT_HEADER = 'x-tracehouse-event';
@@ -35,50 +50,15 @@ export interface WebhookTarget {
 
 export type AttemptResult = { ok: true; status: number } | { ok: false; status: number | null; error: string; retry: boolean };
 
-/**
- * Posts prompt events to webhooks through the outbound policy's agents (the address each connection uses is
- * checked, not only the URL when it was saved). Deliveries run in this process, after the commit is stored:
- * retried with exponential backoff on a network error, a 429 or a 5xx, and never block or fail the commit.
- */
-export class PromptWebhookDelivery {
-  private readonly logger = new Logger('prompt-webhooks');
-  private readonly inflight = new Set<Promise<void>>();
+/** One signed POST of a prompt event, through the outbound policy's agents (the address of each connection is checked). */
+export class PromptWebhookSender {
   private readonly agents: { http: http.Agent; https: https.Agent };
-  private closing = false;
 
   constructor(
     policy: OutboundPolicy,
-    private readonly opts: PromptWebhookDeliveryOptions = DEFAULT_DELIVERY_OPTIONS,
+    private readonly timeoutMs: number,
   ) {
     this.agents = policy.agents();
-  }
-
-  enqueue(target: WebhookTarget, event: string, body: string): void {
-    if (this.closing) return;
-    if (this.inflight.size >= this.opts.maxInflight) {
-      this.logger.warn({ msg: 'prompt webhook dropped: too many deliveries under way', webhook_id: target.id, inflight: this.inflight.size });
-      return;
-    }
-    const p = this.deliver(target, event, body).finally(() => this.inflight.delete(p));
-    this.inflight.add(p);
-  }
-
-  /** Waits for the deliveries under way (each bounded by its tries and timeouts); called on shutdown. */
-  async close(): Promise<void> {
-    this.closing = true;
-    await Promise.allSettled([...this.inflight]);
-  }
-
-  private async deliver(target: WebhookTarget, event: string, body: string): Promise<void> {
-    // the URL may carry a token in its path or query: only its origin is logged
-    const origin = URL.canParse(target.url) ? new URL(target.url).origin : '(invalid URL)';
-    let last: AttemptResult | null = null;
-    for (let attempt = 1; attempt <= this.opts.attempts; attempt++) {
-      if (attempt > 1) await new Promise((r) => setTimeout(r, this.opts.backoffMs * 2 ** (attempt - 2)));
-      last = await this.attempt(target, event, body);
-      if (last.ok || !last.retry) break;
-    }
-    if (last && !last.ok) this.logger.warn({ msg: 'prompt webhook not delivered', webhook_id: target.id, target: origin, status: last.status, error: last.error });
   }
 
   /** One signed POST; redirects are not followed. */
@@ -88,7 +68,7 @@ export class PromptWebhookDelivery {
       const headers: Record<string, string | number> = { ...target.headers, 'content-type': 'application/json', 'content-length': Buffer.byteLength(body), [EVENT_HEADER]: event };
       if (target.secret) headers[SIGNATURE_HEADER] = signWebhookBody(target.secret, body, Math.floor(Date.now() / 1000));
       const send = u.protocol === 'https:' ? https.request : http.request;
-      const req = send(u, { method: 'POST', agent: u.protocol === 'https:' ? this.agents.https : this.agents.http, headers, signal: AbortSignal.timeout(this.opts.timeoutMs) }, (res) => {
+      const req = send(u, { method: 'POST', agent: u.protocol === 'https:' ? this.agents.https : this.agents.http, headers, signal: AbortSignal.timeout(this.timeoutMs) }, (res) => {
         res.resume();
         res.on('end', () => {
           const status = res.statusCode ?? 0;
@@ -101,5 +81,115 @@ export class PromptWebhookDelivery {
       req.on('error', (err) => resolve({ ok: false, status: null, error: err.message, retry: !(err instanceof OutboundRefused) }));
       req.end(body);
     });
+  }
+}
+
+/** The webhook a staged delivery goes to, as it is now (null when it was deleted since). */
+export type TargetResolver = (tenantId: string, webhookId: string) => Promise<WebhookTarget | null>;
+
+/**
+ * Sends the deliveries staged in the outbox: claims due ones with a lease, POSTs them, and retries a network
+ * error, a 429 or a 5xx with a doubling wait, kept in the database, so neither a restart nor a second process
+ * loses or doubles a delivery (a process that dies mid-POST leaves it to be sent again: at least once).
+ */
+export class PromptWebhookDispatcher {
+  private readonly logger = new Logger('prompt-webhooks');
+  private readonly inflight = new Set<Promise<void>>();
+  private readonly timers = new Set<NodeJS.Timeout>();
+  private poll: NodeJS.Timeout | null = null;
+  private ticking: Promise<void> | null = null;
+  private again = false;
+  private closing = false;
+  private sweptAt = 0;
+
+  constructor(
+    private readonly outbox: WebhookOutboxRepository,
+    private readonly sender: PromptWebhookSender,
+    private readonly resolve: TargetResolver,
+    private readonly opts: PromptWebhookDeliveryOptions,
+  ) {}
+
+  start(): void {
+    if (this.poll || this.closing) return;
+    this.poll = setInterval(() => this.kick(), this.opts.pollMs);
+    this.poll.unref();
+    this.kick();
+  }
+
+  /** Looks for due deliveries now (after a commit staged some, or when a retry falls due). */
+  kick(): void {
+    if (this.closing) return;
+    if (this.ticking) {
+      this.again = true;
+      return;
+    }
+    this.ticking = this.tick()
+      .catch((err: unknown) => this.logger.error({ msg: 'prompt webhook outbox not read', error: (err as Error).message }))
+      .finally(() => {
+        this.ticking = null;
+        if (this.again) {
+          this.again = false;
+          this.kick();
+        }
+      });
+  }
+
+  /** Stops claiming and waits for the POSTs under way (each bounded by its timeout); what is left stays staged. */
+  async close(): Promise<void> {
+    this.closing = true;
+    if (this.poll) clearInterval(this.poll);
+    for (const t of this.timers) clearTimeout(t);
+    await this.ticking;
+    await Promise.allSettled([...this.inflight]);
+  }
+
+  /** Resolves once nothing is under way in this process (tests). */
+  async idle(): Promise<void> {
+    while (this.ticking || this.inflight.size > 0) {
+      await this.ticking;
+      await Promise.allSettled([...this.inflight]);
+    }
+  }
+
+  private async tick(): Promise<void> {
+    if (Date.now() - this.sweptAt > 60_000) {
+      this.sweptAt = Date.now();
+      await this.outbox.sweep(this.opts.attempts, this.opts.retentionMs);
+    }
+    const free = this.opts.concurrency - this.inflight.size;
+    if (free <= 0 || this.closing) return;
+    // a claim outlives the POST it covers, so no other process takes the delivery while it is under way
+    const claimed = await this.outbox.claim(free, this.opts.timeoutMs * 2 + 5_000, this.opts.attempts);
+    for (const d of claimed) {
+      const p = this.deliver(d)
+        .catch((err: unknown) => this.logger.error({ msg: 'prompt webhook delivery not recorded', delivery_id: d.id, error: (err as Error).message }))
+        .finally(() => this.inflight.delete(p));
+      this.inflight.add(p);
+    }
+    if (claimed.length === free) this.again = true;
+  }
+
+  private async deliver(d: ClaimedDelivery): Promise<void> {
+    const target = await this.resolve(d.tenant_id, d.webhook_id);
+    if (!target) return this.outbox.finish(d.id, 'cancelled', null, 'the webhook was deleted');
+    const r = await this.sender.attempt(target, d.event, d.body);
+    if (r.ok) return this.outbox.finish(d.id, 'delivered', r.status, null);
+    if (r.retry && d.attempts < this.opts.attempts) {
+      const wait = this.opts.backoffMs * 2 ** (d.attempts - 1);
+      await this.outbox.retryLater(d.id, wait, r.status, r.error);
+      if (!this.closing) {
+        const t = setTimeout(() => {
+          this.timers.delete(t);
+          this.kick();
+        }, wait);
+        t.unref();
+        this.timers.add(t);
+      }
+      return;
+    }
+    // the URL may carry a token in its path or query: only its origin is logged
+    const origin = URL.canParse(target.url) ? new URL(target.url).origin : '(invalid URL)';
+    this.logger.warn({ msg: 'prompt webhook not delivered', webhook_id: d.webhook_id, target: origin, status: r.status, error: r.error });
+    await this.outbox.finish(d.id, 'failed', r.status, r.error);
   }
 }

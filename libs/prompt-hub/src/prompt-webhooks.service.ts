@@ -1,13 +1,19 @@
 import { randomBytes, randomUUID } from 'node:crypto';
+import { Logger } from '@nestjs/common';
 import type { AuditPublisher } from '@th/bus';
 import type { Identity, PromptWebhook, PromptWebhookCreate, PromptWebhookPayload, PromptWebhookTrigger, PromptWebhookUpdate } from '@th/contracts';
 import { OutboundRefused, ValidationFailed, conflict, notFound, type OutboundPolicy, type SecretCipher } from '@th/platform';
-import type { PromptWebhookDelivery } from './prompt-webhook.delivery';
-import type { PromptWebhooksRepository, WebhookRow, WebhookWrite } from './prompt-webhooks.repository';
+import type { EntityManager } from 'typeorm';
+import type { PromptWebhookSender, WebhookTarget } from './prompt-webhook.delivery';
+import { PromptWebhooksRepository, type WebhookRow, type WebhookWrite } from './prompt-webhooks.repository';
+import { WebhookOutboxRepository } from './webhook-outbox.repository';
 
-/** Told of every commit and tag change once it is stored. */
+/** Told of every commit and tag change in the transaction that stores it, then again once that committed. */
 export interface PromptEventListener {
-  promptEvent(tenantId: string, payload: PromptWebhookPayload): Promise<void>;
+  /** Stages what the event causes with `db`, the storing transaction: the change and its deliveries land together. */
+  promptEvent(db: Pick<EntityManager, 'query'>, tenantId: string, payload: PromptWebhookPayload): Promise<void>;
+  /** The transaction committed: send what it staged now rather than at the next poll. */
+  committed(): void;
 }
 
 const MASK = '********';
@@ -24,9 +30,15 @@ export class PromptWebhooksService implements PromptEventListener {
     private readonly repo: PromptWebhooksRepository,
     private readonly cipher: SecretCipher,
     private readonly outbound: OutboundPolicy,
-    private readonly delivery: PromptWebhookDelivery,
+    private readonly sender: PromptWebhookSender,
     private readonly audit: AuditPublisher,
+    /** Pending deliveries a workspace may have before new events are not staged. */
+    private readonly maxPendingPerTenant: number,
+    /** Wakes the dispatcher. */
+    private readonly wake: () => void,
   ) {}
+
+  private readonly logger = new Logger('prompt-webhooks');
 
   async list(identity: Identity): Promise<PromptWebhook[]> {
     return (await this.repo.list(identity.tenant_id)).map((w) => this.present(w));
@@ -80,18 +92,32 @@ export class PromptWebhooksService implements PromptEventListener {
   test(identity: Identity, webhook: { url: string; headers?: Record<string, string> | null }, payload: PromptWebhookPayload): Promise<Record<string, string>> {
     return this.audit.track({ operation: 'test_prompt_webhook', identity, resources: [] }, async (): Promise<Record<string, string>> => {
       await this.checkUrl(webhook.url, ['body', 'webhook', 'url']);
-      const r = await this.delivery.attempt({ id: null, url: webhook.url, headers: webhook.headers ?? {}, secret: null }, payload.event, JSON.stringify(payload));
+      const r = await this.sender.attempt({ id: null, url: webhook.url, headers: webhook.headers ?? {}, secret: null }, payload.event, JSON.stringify(payload));
       return r.ok ? { status: 'delivered', status_code: String(r.status) } : { status: 'failed', status_code: r.status === null ? '' : String(r.status), error: r.error };
     });
   }
 
-  /** Fans an event out to the workspace's webhooks that cover it; delivery runs after this returns. */
-  async promptEvent(tenantId: string, payload: PromptWebhookPayload): Promise<void> {
-    const body = JSON.stringify(payload);
-    for (const w of await this.repo.list(tenantId)) {
-      if (!webhookCovers(w, payload.prompt_name, payload.event)) continue;
-      this.delivery.enqueue({ id: w.id, url: w.url, headers: this.openHeaders(w.headers_sealed), secret: this.cipher.openText(w.secret_sealed) }, payload.event, body);
+  /** Stages one delivery per webhook of the workspace that covers the event, in the caller's transaction. */
+  async promptEvent(db: Pick<EntityManager, 'query'>, tenantId: string, payload: PromptWebhookPayload): Promise<void> {
+    const covering = (await new PromptWebhooksRepository(db).list(tenantId)).filter((w) => webhookCovers(w, payload.prompt_name, payload.event));
+    if (covering.length === 0) return;
+    const outbox = new WebhookOutboxRepository(db);
+    if ((await outbox.pending(tenantId)) + covering.length > this.maxPendingPerTenant) {
+      this.logger.warn({ msg: 'prompt webhook event not staged: too many deliveries pending', tenant_id: tenantId, prompt_id: payload.prompt_id, event: payload.event });
+      return;
     }
+    const body = JSON.stringify(payload);
+    await outbox.stage(covering.map((w) => ({ id: randomUUID(), tenant_id: tenantId, webhook_id: w.id, event: payload.event, body })));
+  }
+
+  committed(): void {
+    this.wake();
+  }
+
+  /** Where a staged delivery goes now: the webhook's current URL, headers and secret. */
+  async target(tenantId: string, webhookId: string): Promise<WebhookTarget | null> {
+    const w = await this.repo.get(tenantId, webhookId);
+    return w ? { id: w.id, url: w.url, headers: this.openHeaders(w.headers_sealed), secret: this.cipher.openText(w.secret_sealed) } : null;
   }
 
   private async checkUrl(url: string, loc: (string | number)[] = ['body', 'url']): Promise<void> {
