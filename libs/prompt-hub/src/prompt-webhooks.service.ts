@@ -1,5 +1,5 @@
 import { randomBytes, randomUUID } from 'node:crypto';
-import type { AuditPublisher } from '@th/bus';
+import type { AuditPublisher } from '@th/audit-client';
 import type { Identity, PromptWebhook, PromptWebhookCreate, PromptWebhookPayload, PromptWebhookTrigger, PromptWebhookUpdate } from '@th/contracts';
 import { OutboundRefused, ValidationFailed, conflict, notFound, type OutboundPolicy, type SecretCipher } from '@th/platform';
 import type { PromptWebhookDelivery } from './prompt-webhook.delivery';
