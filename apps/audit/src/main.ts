@@ -3,6 +3,7 @@ import { Module } from '@nestjs/common';
 import { APP_GUARD } from '@nestjs/core';
 import { AUDIT_ENTITIES, AUDIT_MIGRATIONS, AuditModule } from '@th/audit';
 import { AuthGuard, IDENTITY_RESOLVER, INTERNAL_SIGNING_KEY, SignedHeaderIdentityResolver } from '@th/auth';
+import { AuditClientModule } from '@th/audit-client';
 import { BusModule, EventBus, kafkaOptionsFromConfig } from '@th/bus';
 import { loadConfig } from '@th/config';
 import { openServiceDataSource } from '@th/database';
@@ -16,6 +17,7 @@ runUntilSignal('audit', async () => {
     imports: [
       HealthModule,
       BusModule.forRoot({ service: 'audit', kafka: kafkaOptionsFromConfig(config, 'audit') }),
+      AuditClientModule.forRoot({ service: 'audit' }),
       AuditModule.forRoot(db, {
         productVersion: config.SERVICE_VERSION,
         defaultOrgFeatureCanUseAuditLogs: config.DEFAULT_ORG_FEATURE_CAN_USE_AUDIT_LOGS,

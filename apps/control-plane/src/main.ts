@@ -1,5 +1,7 @@
 import 'reflect-metadata';
 import { createHash } from 'node:crypto';
+import { Module } from '@nestjs/common';
+import { AuditClientModule } from '@th/audit-client';
 import { runBusService } from '@th/bus';
 import { loadConfig } from '@th/config';
 import { openServiceDataSource } from '@th/database';
@@ -14,10 +16,14 @@ import { controlPlaneAppConfigSchema } from './config';
 
 const config = loadConfig(controlPlaneAppConfigSchema, process.env);
 
-runBusService(
-  'control-plane',
-  8083,
-  ControlPlaneModule.forRoot(
+@Module({})
+class ControlPlaneAppModule {}
+
+runBusService('control-plane', 8083, {
+  module: ControlPlaneAppModule,
+  imports: [
+    AuditClientModule.forRoot({ service: 'control-plane' }),
+    ControlPlaneModule.forRoot(
     () => openServiceDataSource({ url: config.DATABASE_URL, schema: CONTROL_PLANE_SCHEMA, entities: CONTROL_PLANE_ENTITIES, migrations: CONTROL_PLANE_MIGRATIONS }),
     controlPlaneOptionsFromConfig(config, {
       databaseUrl: config.DATABASE_URL,
@@ -26,5 +32,6 @@ runBusService(
       secretsKey: createHash('sha256').update(`control-plane-secrets:${config.INTERNAL_SIGNING_KEY}`).digest('base64url'),
       env: process.env,
     }),
-  ),
-);
+    ),
+  ],
+});

@@ -2,6 +2,7 @@ import 'reflect-metadata';
 import { Module } from '@nestjs/common';
 import { APP_GUARD } from '@nestjs/core';
 import { AuthGuard, IDENTITY_RESOLVER, INTERNAL_SIGNING_KEY, SignedHeaderIdentityResolver } from '@th/auth';
+import { AuditClientModule } from '@th/audit-client';
 import { BusModule, kafkaOptionsFromConfig } from '@th/bus';
 import { ClickHouse, ClickHouseModule } from '@th/clickhouse';
 import { loadConfig } from '@th/config';
@@ -18,6 +19,7 @@ runUntilSignal('export-worker', async () => {
     imports: [
       HealthModule,
       BusModule.forRoot({ service: 'export-worker', kafka: kafkaOptionsFromConfig(config, 'export-worker') }),
+      AuditClientModule.forRoot({ service: 'export-worker' }),
       ClickHouseModule.forRoot(ch),
       ExportWorkerModule.forRoot({
         dataSource: db,

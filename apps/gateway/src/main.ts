@@ -3,6 +3,7 @@ import { createHash } from 'node:crypto';
 import { Module } from '@nestjs/common';
 import { APP_GUARD } from '@nestjs/core';
 import { AuthGuard, IDENTITY_RESOLVER } from '@th/auth';
+import { AuditClientModule } from '@th/audit-client';
 import { BusModule, EventBus, kafkaOptionsFromConfig } from '@th/bus';
 import { loadConfig } from '@th/config';
 import { openServiceDataSource } from '@th/database';
@@ -32,7 +33,7 @@ runUntilSignal('gateway', async () => {
     },
   );
   @Module({
-    imports: [HealthModule, BusModule.forRoot({ kafka: kafkaOptionsFromConfig(config, 'gateway'), service: 'gateway' }), gateway],
+    imports: [HealthModule, BusModule.forRoot({ kafka: kafkaOptionsFromConfig(config, 'gateway'), service: 'gateway' }), AuditClientModule.forRoot({ service: 'gateway' }), gateway],
     providers: [
       { provide: IDENTITY_RESOLVER, useExisting: IdentityService },
       { provide: APP_GUARD, useClass: AuthGuard },

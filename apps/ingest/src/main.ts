@@ -2,6 +2,7 @@ import 'reflect-metadata';
 import { Global, Module } from '@nestjs/common';
 import { APP_GUARD } from '@nestjs/core';
 import { AuthGuard, IDENTITY_RESOLVER, INTERNAL_SIGNING_KEY, SignedHeaderIdentityResolver } from '@th/auth';
+import { AuditClientModule } from '@th/audit-client';
 import { BusModule, kafkaOptionsFromConfig } from '@th/bus';
 import { ClickHouse, ClickHouseModule } from '@th/clickhouse';
 import { loadConfig } from '@th/config';
@@ -31,6 +32,7 @@ runUntilSignal('ingest', async () => {
         service: 'ingest',
         kafka: kafkaOptionsFromConfig(config, 'ingest'),
       }),
+      AuditClientModule.forRoot({ service: 'ingest' }),
       ClickHouseModule.forRoot(ch),
       WiringModule,
       IngestModule.forRoot({

@@ -2,6 +2,7 @@ import 'reflect-metadata';
 import { Module } from '@nestjs/common';
 import { APP_GUARD } from '@nestjs/core';
 import { AuthGuard, IDENTITY_RESOLVER, INTERNAL_SIGNING_KEY, SignedHeaderIdentityResolver } from '@th/auth';
+import { AuditClientModule } from '@th/audit-client';
 import { BusModule, kafkaOptionsFromConfig } from '@th/bus';
 import { ClickHouse, ClickHouseModule } from '@th/clickhouse';
 import { loadConfig } from '@th/config';
@@ -29,6 +30,7 @@ runUntilSignal('query', async () => {
         service: 'query',
         kafka: kafkaOptionsFromConfig(config, 'query'),
       }),
+      AuditClientModule.forRoot({ service: 'query' }),
       ClickHouseModule.forRoot(ch),
       query,
       datasets,

@@ -4,6 +4,7 @@ import type { DataSource } from 'typeorm';
 import { type Identity, type ProjectResolveRequest, type ProjectResolveResponse } from '@th/contracts';
 import { AuthGuard, IDENTITY_RESOLVER } from '@th/auth';
 import { AuditModule, type AuditOptions } from '@th/audit';
+import { AuditClientModule } from '@th/audit-client';
 import { BusModule, type EventBus } from '@th/bus';
 import { ClickHouseModule, type ClickHouse } from '@th/clickhouse';
 import { ExportWorkerModule, type ExportWorkerModuleOptions } from '@th/export-worker';
@@ -70,6 +71,7 @@ export class StandaloneModule {
       imports: [
         HealthModule,
         BusModule.forRoot({ instance: parts.bus }),
+        AuditClientModule.forRoot({ service: 'standalone' }),
         ClickHouseModule.forRoot(parts.ch),
         GatewayModule.forRoot(parts.gatewayDb, parts.info, parts.gateway),
         WiringModule,

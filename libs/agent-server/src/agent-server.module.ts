@@ -1,7 +1,11 @@
 import { Inject, Injectable, Module, type BeforeApplicationShutdown, type DynamicModule, type OnApplicationShutdown, type OnModuleInit } from '@nestjs/common';
 import { HealthRegistry } from '@th/platform';
 import { AGENT_SERVER_CONFIG, type AgentServerConfig } from './agent-server.config';
-import { AGENT_SERVICE, AssistantsController, HealthOkController, RunsController, ThreadsController } from './agent.controllers';
+import { AGENT_SERVICE } from './agent-service.token';
+import { AssistantsController } from './assistants.controller';
+import { HealthOkController } from './health-ok.controller';
+import { RunsController } from './runs.controller';
+import { ThreadsController } from './threads.controller';
 import { AgentRuntime } from './agent-runtime';
 import { CRON_SERVICE, CronsController } from './cron.controller';
 import { STORE_SERVICE, StoreController } from './store.controller';

@@ -1,7 +1,7 @@
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import { Logger, type INestApplication } from '@nestjs/common';
 import { errorResponse, jsonDecodeError, JsonTooDeepError, jsonTooDeepItem, parseClientJson } from '@th/platform';
-import { AGENT_SERVICE } from './agent.controllers';
+import { AGENT_SERVICE } from './agent-service.token';
 import { toRun } from './agent.repository';
 import type { AgentService } from './agent.service';
 

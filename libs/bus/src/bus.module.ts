@@ -1,11 +1,8 @@
 import { DynamicModule, Global, Module, OnApplicationShutdown } from '@nestjs/common';
 import { HealthRegistry } from '@th/platform';
-import { AuditPublisher } from './audit.publisher';
 import { EventBus } from './bus';
 import { InProcessBus } from './in-process.bus';
 import { KafkaBus, type KafkaBusOptions } from './kafka.bus';
-import { AUTH_REFUSAL_LISTENER } from '@th/auth';
-import { TrackedOperationRefusalRecorder } from './tracked-operation';
 
 class BusShutdown implements OnApplicationShutdown {
   constructor(private readonly bus: EventBus) {}
@@ -15,25 +12,19 @@ class BusShutdown implements OnApplicationShutdown {
 }
 
 /**
- * Provides the EventBus: Kafka when brokers are configured, the in-process bus otherwise; the
- * AuditPublisher; and what @TrackedOperation routes need to record their Failure events (the
- * interceptor those routes apply, and the listener of AuthGuard's refusals).
+ * Provides the EventBus: Kafka when brokers are configured, the in-process bus otherwise (the audit
+ * publisher on it is AuditClientModule's, libs/audit-client).
  */
 @Global()
 @Module({})
 export class BusModule {
-  /** `service` names the publisher in audit events. */
+  /** `service`: the app's name (AuditClientModule.forRoot names the audit events' publisher). */
   static forRoot(opts: { kafka?: KafkaBusOptions; instance?: EventBus; service?: string }): DynamicModule {
     const bus = opts.instance ?? (opts.kafka ? new KafkaBus(opts.kafka) : new InProcessBus());
     return {
       module: BusModule,
       providers: [
         { provide: EventBus, useValue: bus },
-        { provide: AuditPublisher, useValue: new AuditPublisher(bus, opts.service ?? 'standalone') },
-        // Every app joins the bus through this module, so every app records failed tracked operations: the
-        // routes marked @TrackedOperation apply TrackedOperationInterceptor (built with AuditPublisher from
-        // here), and the ones AuthGuard refuses before any interceptor runs (401/403) go through this listener.
-        { provide: AUTH_REFUSAL_LISTENER, useClass: TrackedOperationRefusalRecorder },
         {
           provide: BusShutdown,
           inject: [HealthRegistry],
@@ -43,7 +34,7 @@ export class BusModule {
           },
         },
       ],
-      exports: [EventBus, AuditPublisher, AUTH_REFUSAL_LISTENER],
+      exports: [EventBus],
     };
   }
 }

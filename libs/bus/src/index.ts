@@ -4,5 +4,3 @@ export * from './durable-log';
 export * from './kafka.bus';
 export * from './bus.module';
 export * from './bus-service';
-export * from './audit.publisher';
-export * from './tracked-operation';

@@ -1,6 +1,6 @@
 import { Controller, HttpCode, Post, Req } from '@nestjs/common';
 import { datasetCsvUploadSchema, type Dataset, type DatasetCsvUpload, type ExampleCreate, type Identity, type ValidationErrorItem } from '@th/contracts';
-import { AuditPublisher, TrackedOperation } from '@th/bus';
+import { AuditPublisher, TrackedOperation } from '@th/audit-client';
 import { CurrentIdentity } from '@th/auth';
 import { ValidationFailed, parseOrThrow, type RawBodyRequest, MultipartError, multipartBoundary, parseMultipartPaced, textProblem } from '@th/platform';
 import { CsvError, parseCsv } from './csv';

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { DataSource } from 'typeorm';
-import { AuditPublisher, InProcessBus } from '@th/bus';
+import { InProcessBus } from '@th/bus';
+import { AuditPublisher } from '@th/audit-client';
 import { TOPICS, type AuditRecord, type Identity } from '@th/contracts';
 import { openServiceDataSource } from '@th/database';
 import { createTestDatabase } from '@th/testing';

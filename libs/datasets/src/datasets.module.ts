@@ -1,5 +1,5 @@
 import { DynamicModule, Module } from '@nestjs/common';
-import { AuditPublisher } from '@th/bus';
+import { AuditPublisher } from '@th/audit-client';
 import { DataSource } from 'typeorm';
 import { CsvUploadController } from './csv-upload';
 import { DatasetsController, PublicDatasetsController } from './datasets.controller';

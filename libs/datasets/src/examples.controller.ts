@@ -23,7 +23,7 @@ import {
   type Identity,
 } from '@th/contracts';
 import { CurrentIdentity, Public } from '@th/auth';
-import { TrackedOperation } from '@th/bus';
+import { TrackedOperation } from '@th/audit-client';
 import {
   EventLoopPacer,
   JsonTooDeepError,

@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { randomUUID } from 'node:crypto';
 import type { EntityManager } from 'typeorm';
 import type { DatasetClone, DatasetVersionsDiff, Example, ExampleCreate, ExampleListQuery, ExampleUpdateWithId, Identity, ValidationErrorItem } from '@th/contracts';
-import { AuditPublisher } from '@th/bus';
+import { AuditPublisher } from '@th/audit-client';
 import { ValidationFailed, conflict, forbidden, notFound } from '@th/platform';
 import { DatasetsStore, EXAMPLE_COLUMNS, type DatasetRow, type ExampleRow } from './datasets.store';
 import { parseJsonObject } from './datasets.service';

@@ -12,7 +12,7 @@ import {
   type Identity,
 } from '@th/contracts';
 import { CurrentIdentity } from '@th/auth';
-import { TrackedOperation } from '@th/bus';
+import { TrackedOperation } from '@th/audit-client';
 import { parseOrThrow } from '@th/platform';
 import { DestinationsService } from './destinations/destinations.service';
 import { BulkExportsService } from './jobs/bulk-exports.service';

@@ -29,7 +29,7 @@ import {
   type PromptRepo,
 } from '@th/contracts';
 import { CurrentIdentity } from '@th/auth';
-import { TrackedOperation } from '@th/bus';
+import { TrackedOperation } from '@th/audit-client';
 import { parseOrThrow } from '@th/platform';
 import { PromptHubService } from './prompt-hub.service';
 import { PromptWebhooksService } from './prompt-webhooks.service';

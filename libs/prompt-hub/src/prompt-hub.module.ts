@@ -1,5 +1,5 @@
 import { DynamicModule, Module, type OnApplicationBootstrap, type OnApplicationShutdown } from '@nestjs/common';
-import { AuditPublisher } from '@th/bus';
+import { AuditPublisher } from '@th/audit-client';
 import { OutboundPolicy, SecretCipher } from '@th/platform';
 import type { DataSource } from 'typeorm';
 import { HubDirectoriesController, HubSettingsController, PromptCommitsController, PromptLikesController, PromptReposController, PromptWebhooksController } from './prompt-hub.controller';

@@ -1,5 +1,5 @@
 import { createHash, randomUUID } from 'node:crypto';
-import type { AuditPublisher } from '@th/bus';
+import type { AuditPublisher } from '@th/audit-client';
 import type {
   HubDirectory,
   HubDirectoryCommit,

@@ -1,6 +1,6 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { Logger } from '@nestjs/common';
-import type { AuditPublisher } from '@th/bus';
+import type { AuditPublisher } from '@th/audit-client';
 import type { Identity, PromptWebhook, PromptWebhookCreate, PromptWebhookPayload, PromptWebhookTrigger, PromptWebhookUpdate } from '@th/contracts';
 import { OutboundRefused, ValidationFailed, conflict, notFound, type OutboundPolicy, type SecretCipher } from '@th/platform';
 import type { EntityManager } from 'typeorm';

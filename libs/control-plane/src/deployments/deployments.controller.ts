@@ -16,7 +16,7 @@ import {
   type UploadUrl,
 } from '@th/contracts';
 import { CurrentIdentity, Public } from '@th/auth';
-import { TrackedOperation } from '@th/bus';
+import { TrackedOperation } from '@th/audit-client';
 import { badRequest, parseOrThrow, type RawBodyRequest } from '@th/platform';
 import { DeploymentsService } from './deployments.service';
 

@@ -18,7 +18,8 @@ import {
   type UploadUrl,
   type ValidationErrorItem,
 } from '@th/contracts';
-import { AuditPublisher, EventBus } from '@th/bus';
+import { EventBus } from '@th/bus';
+import { AuditPublisher } from '@th/audit-client';
 import { DomainError, ErrorCode, ValidationFailed, badRequest, notFound } from '@th/platform';
 import { CONTROL_PLANE_OPTIONS, type ControlPlaneOptions } from '../control-plane.options';
 import { IntegrationsRepository } from '../integrations/integrations.repository';

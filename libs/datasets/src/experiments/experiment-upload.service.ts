@@ -17,7 +17,8 @@ import {
   type TopicPayload,
   type UploadFeedback,
 } from '@th/contracts';
-import { AuditPublisher, EventBus, type OutgoingMessage } from '@th/bus';
+import { EventBus, type OutgoingMessage } from '@th/bus';
+import { AuditPublisher } from '@th/audit-client';
 import { DomainError, ErrorCode, badRequest, conflict } from '@th/platform';
 import { DATASETS_DATA_SOURCE } from '../datasets.module';
 import { DatasetsService } from '../datasets.service';

@@ -9,7 +9,7 @@ import {
   type Identity,
 } from '@th/contracts';
 import { CurrentIdentity } from '@th/auth';
-import { TrackedOperation } from '@th/bus';
+import { TrackedOperation } from '@th/audit-client';
 import { parseOrThrow } from '@th/platform';
 import { ExperimentCompareService } from './experiment-compare.service';
 import { ExperimentUploadService } from './experiment-upload.service';

@@ -1,7 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { randomUUID } from 'node:crypto';
 import type { ExportDestination, ExportDestinationCreate, ExportDestinationUpdate, Identity } from '@th/contracts';
-import { AuditPublisher } from '@th/bus';
+import { AuditPublisher } from '@th/audit-client';
 import { OutboundPolicy, maskUrlCredentials, notFound } from '@th/platform';
 import { ExportsRepository, type DestinationRow } from '../exports.repository';
 import { assertExportPlan } from '../plan';

@@ -1,6 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { TOPICS, toEpochMicros, type BulkExport, type BulkExportCreate, type Identity } from '@th/contracts';
-import { AuditPublisher, EventBus } from '@th/bus';
+import { EventBus } from '@th/bus';
+import { AuditPublisher } from '@th/audit-client';
 import { conflict, notFound } from '@th/platform';
 import { ExportsRepository, type JobRow } from '../exports.repository';
 import { assertExportPlan } from '../plan';

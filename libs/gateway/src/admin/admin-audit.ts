@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import type { Request } from 'express';
 import type { AuditOperation, Identity } from '@th/contracts';
-import { AuditPublisher, type AuditInput } from '@th/bus';
+import { AuditPublisher, type AuditInput } from '@th/audit-client';
 
 type Resources = AuditInput['resources'];
 

@@ -12,7 +12,7 @@ import {
   type SessionInfo,
 } from '@th/contracts';
 import { CurrentIdentity, OrganizationScope, Public, SESSION_COOKIE } from '@th/auth';
-import { TrackedOperation } from '@th/bus';
+import { TrackedOperation } from '@th/audit-client';
 import { parseOrThrow } from '@th/platform';
 import { AdminAudit } from './admin-audit';
 import { AdminService } from './admin.service';

@@ -15,7 +15,7 @@ import {
   type WorkspaceSecretKey,
 } from '@th/contracts';
 import { CurrentIdentity, OrganizationScope } from '@th/auth';
-import { TrackedOperation } from '@th/bus';
+import { TrackedOperation } from '@th/audit-client';
 import { parseOrThrow } from '@th/platform';
 import { AdminAudit } from './admin-audit';
 import { AdminService } from './admin.service';

@@ -7,7 +7,7 @@ import {
   type ModelPriceMap,
 } from '@th/contracts';
 import { CurrentIdentity } from '@th/auth';
-import { TrackedOperation } from '@th/bus';
+import { TrackedOperation } from '@th/audit-client';
 import { parseOrThrow } from '@th/platform';
 import { PriceMapService } from './price-map.service';
 

@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { randomUUID } from 'node:crypto';
-import { AuditPublisher } from '@th/bus';
+import { AuditPublisher } from '@th/audit-client';
 import { microsToIso, toEpochMicros, type Identity, type ModelPriceMap, type ModelPriceMapCreate, type ModelPriceMapUpdate } from '@th/contracts';
 import { DEFAULT_PRICE_MAP } from '@th/llm';
 import { notFound, ValidationFailed } from '@th/platform';

@@ -12,7 +12,7 @@ import {
   type ProjectResolveResponse,
 } from '@th/contracts';
 import { CurrentIdentity } from '@th/auth';
-import { TrackedOperation } from '@th/bus';
+import { TrackedOperation } from '@th/audit-client';
 import { parseOrThrow } from '@th/platform';
 import { ProjectsService } from './projects.service';
 

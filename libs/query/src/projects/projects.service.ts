@@ -11,7 +11,8 @@ import {
   type ProjectResolveResponse,
   type ProjectUpdate,
 } from '@th/contracts';
-import { AuditPublisher, EventBus } from '@th/bus';
+import { EventBus } from '@th/bus';
+import { AuditPublisher } from '@th/audit-client';
 import { ValidationFailed, conflict, notFound } from '@th/platform';
 import { ProjectEntity } from './project.entity';
 import { ProjectsRepository } from './projects.repository';

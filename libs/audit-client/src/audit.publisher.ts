@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { TOPICS, type AuditOperation, type AuditRecord, type Identity } from '@th/contracts';
-import { EventBus } from './bus';
+import { EventBus } from '@th/bus';
 import { auditRequestContext } from './audit-context';
 
 export interface AuditInput {

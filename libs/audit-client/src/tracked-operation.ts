@@ -39,7 +39,7 @@ export const TrackedOperation = (operation: AuditOperation, opts: TrackedOperati
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /**
- * The interceptor of the routes marked @TrackedOperation (its dependencies come from BusModule, which
+ * The interceptor of the routes marked @TrackedOperation (its dependencies come from AuditClientModule, which
  * is global): a handler that throws without having recorded an outcome itself is recorded as Failure
  * with the error's message. Success stays with the handler's `audit.track`, so each attempt is
  * recorded exactly once.
@@ -100,7 +100,7 @@ function recordTrackedFailure(audit: AuditPublisher, meta: TrackedOperationMeta,
 }
 
 /**
- * Registered by BusModule as AuthGuard's refusal listener: a request AuthGuard refuses (401/403) on a
+ * Registered by AuditClientModule as AuthGuard's refusal listener: a request AuthGuard refuses (401/403) on a
  * route marked @TrackedOperation never reaches TrackedOperationInterceptor (guards run first), so the
  * Failure is recorded here, once per refused attempt.
  *

@@ -1,0 +1,3 @@
+export * from './audit.publisher';
+export * from './audit-client.module';
+export * from './tracked-operation';
