@@ -1,43 +1,14 @@
 import { z } from 'zod';
-import {
-  datasetCloneSchema,
-  datasetCreateSchema,
-  datasetDeleteManyQuerySchema,
-  datasetListQuerySchema,
-  datasetSchema,
-  datasetShareSchema,
-  datasetSplitsQuerySchema,
-  datasetSplitsUpdateSchema,
-  datasetTagUpdateSchema,
-  datasetUpdateSchema,
-  datasetVersionQuerySchema,
-  datasetVersionSchema,
-  datasetVersionsListQuerySchema,
-  datasetVersionsDiffQuerySchema,
-  datasetVersionsDiffSchema,
-  errorBodySchema,
-  exampleBulkResultSchema,
-  exampleCreateManySchema,
-  exampleCreateWithDatasetSchema,
-  exampleDeleteManyBodySchema,
-  exampleDeleteManyQuerySchema,
-  exampleGetQuerySchema,
-  exampleListQuerySchema,
-  exampleMetadataPatchSchema,
-  exampleSchema,
-  exampleUpdateManySchema,
-  exampleUpdateSchema,
-  httpValidationErrorSchema,
-  attachmentDownloadQuerySchema,
-} from '@th/contracts';
-import type { RouteDoc } from './openapi.routes';
+import { errorBodySchema, httpValidationErrorSchema } from '../common.schema';
+import { attachmentDownloadQuerySchema, datasetCloneSchema, datasetCreateSchema, datasetDeleteManyQuerySchema, datasetListQuerySchema, datasetSchema, datasetShareSchema, datasetSplitsQuerySchema, datasetSplitsUpdateSchema, datasetTagUpdateSchema, datasetUpdateSchema, datasetVersionQuerySchema, datasetVersionSchema, datasetVersionsDiffQuerySchema, datasetVersionsDiffSchema, datasetVersionsListQuerySchema, exampleBulkResultSchema, exampleCreateManySchema, exampleCreateWithDatasetSchema, exampleDeleteManyBodySchema, exampleDeleteManyQuerySchema, exampleGetQuerySchema, exampleListQuerySchema, exampleMetadataPatchSchema, exampleSchema, exampleUpdateManySchema, exampleUpdateSchema } from '../dataset.schema';
+import type { RouteSpec } from './route';
 
 const ok = z.object({}).passthrough();
 const errors = { 401: errorBodySchema, 404: errorBodySchema, 413: errorBodySchema, 422: httpValidationErrorSchema };
 const examples = z.array(exampleSchema);
 
 /** Datasets and examples (served by the query service). */
-export const DATASETS_ROUTES: RouteDoc[] = [
+export const DATASETS_ROUTES: Omit<RouteSpec, 'service'>[] = [
   { method: 'post', path: '/api/v1/datasets', summary: 'Create a dataset (JSON Schemas for inputs and outputs are checked with ajv); 409 on a name taken in the workspace', tag: 'datasets', body: datasetCreateSchema, responses: { 200: datasetSchema, 409: errorBodySchema, ...errors } },
   { method: 'get', path: '/api/v1/datasets', summary: 'List datasets (by id, name, name_contains, data_type, metadata; sort_by)', tag: 'datasets', query: datasetListQuerySchema, responses: { 200: z.array(datasetSchema), ...errors } },
   { method: 'delete', path: '/api/v1/datasets', summary: 'Delete several datasets (all or nothing)', tag: 'datasets', query: datasetDeleteManyQuerySchema, responses: { 200: ok, ...errors } },

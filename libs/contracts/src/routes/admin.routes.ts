@@ -1,39 +1,7 @@
 import { z } from 'zod';
-import {
-  apiKeyCreateSchema,
-  apiKeyCreatedSchema,
-  apiKeyInfoSchema,
-  basicAuthUsersSchema,
-  errorBodySchema,
-  httpValidationErrorSchema,
-  loginRequestSchema,
-  loginResponseSchema,
-  memberRoleUpdateSchema,
-  orgInviteSchema,
-  orgMemberSchema,
-  orgMembersSchema,
-  sessionCreateSchema,
-  sessionInfoSchema,
-  organizationSchema,
-  organizationUpdateSchema,
-  pendingInvitationSchema,
-  pendingMemberSchema,
-  roleCreateSchema,
-  roleSchema,
-  roleUpdateSchema,
-  ttlSettingsSchema,
-  ttlSettingsUpdateSchema,
-  usageLimitSchema,
-  usageLimitUpsertSchema,
-  workspaceCreateSchema,
-  workspaceMemberAddSchema,
-  workspaceMemberSchema,
-  workspaceSchema,
-  workspaceSecretKeySchema,
-  workspaceSecretsUpdateSchema,
-  workspaceUpdateSchema,
-} from '@th/contracts';
-import type { RouteDoc } from './openapi.routes';
+import { apiKeyCreateSchema, apiKeyCreatedSchema, apiKeyInfoSchema, basicAuthUsersSchema, loginRequestSchema, loginResponseSchema, memberRoleUpdateSchema, orgInviteSchema, orgMemberSchema, orgMembersSchema, organizationSchema, organizationUpdateSchema, pendingInvitationSchema, pendingMemberSchema, roleCreateSchema, roleSchema, roleUpdateSchema, sessionCreateSchema, sessionInfoSchema, ttlSettingsSchema, ttlSettingsUpdateSchema, usageLimitSchema, usageLimitUpsertSchema, workspaceCreateSchema, workspaceMemberAddSchema, workspaceMemberSchema, workspaceSchema, workspaceSecretKeySchema, workspaceSecretsUpdateSchema, workspaceUpdateSchema } from '../admin.schema';
+import { errorBodySchema, httpValidationErrorSchema } from '../common.schema';
+import type { RouteSpec } from './route';
 
 const empty = z.object({});
 const read = { 401: errorBodySchema, 403: errorBodySchema };
@@ -41,7 +9,7 @@ const write = { 400: errorBodySchema, 401: errorBodySchema, 403: errorBodySchema
 const tracked = (op: string) => ` (audit: ${op})`;
 
 /** The administration endpoints the gateway serves itself (identity, members, roles, workspace settings). */
-export const ADMIN_ROUTES: RouteDoc[] = [
+export const ADMIN_ROUTES: Omit<RouteSpec, 'service'>[] = [
   { method: 'post', path: '/api/v1/auth/login', summary: 'Sign in a basic-auth user: a session bearer token (HS256 JWT)', tag: 'auth', body: loginRequestSchema, responses: { 200: loginResponseSchema, 401: errorBodySchema, 422: httpValidationErrorSchema }, public: true },
   { method: 'post', path: '/api/v1/auth/session', summary: 'Sign the web app in (API key, email and password, or a one-time sign-in token): an httpOnly SameSite=Strict session cookie; needs the x-requested-with header', tag: 'auth', body: sessionCreateSchema, responses: { 200: sessionInfoSchema, 401: errorBodySchema, 403: errorBodySchema, 422: httpValidationErrorSchema }, public: true },
   { method: 'get', path: '/api/v1/auth/session', summary: 'Who the session cookie (or any credential) signs in as', tag: 'auth', responses: { 200: sessionInfoSchema, ...read } },

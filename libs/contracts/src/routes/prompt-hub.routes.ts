@@ -1,36 +1,7 @@
 import { z } from 'zod';
-import {
-  errorBodySchema,
-  httpValidationErrorSchema,
-  hubSettingsSchema,
-  promptCommitCreateSchema,
-  promptCommitGetQuerySchema,
-  promptCommitListQuerySchema,
-  promptCommitListSchema,
-  promptCommitPulledSchema,
-  promptCommitResponseSchema,
-  promptCommitTagSchema,
-  promptLikeResponseSchema,
-  promptLikeSchema,
-  promptRepoCreateSchema,
-  promptRepoListQuerySchema,
-  promptRepoListSchema,
-  promptRepoResponseSchema,
-  promptRepoUpdateSchema,
-  promptTagCreateSchema,
-  promptTagUpdateSchema,
-  tenantHandleSetSchema,
-  hubDirectoryCommitSchema,
-  hubDirectoryQuerySchema,
-  hubDirectorySchema,
-  promptWebhookCreateSchema,
-  promptWebhookCreatedSchema,
-  promptWebhookSchema,
-  promptWebhookTestResultSchema,
-  promptWebhookTestSchema,
-  promptWebhookUpdateSchema,
-} from '@th/contracts';
-import type { RouteDoc } from './openapi.routes';
+import { errorBodySchema, httpValidationErrorSchema } from '../common.schema';
+import { hubDirectoryCommitSchema, hubDirectoryQuerySchema, hubDirectorySchema, hubSettingsSchema, promptCommitCreateSchema, promptCommitGetQuerySchema, promptCommitListQuerySchema, promptCommitListSchema, promptCommitPulledSchema, promptCommitResponseSchema, promptCommitTagSchema, promptLikeResponseSchema, promptLikeSchema, promptRepoCreateSchema, promptRepoListQuerySchema, promptRepoListSchema, promptRepoResponseSchema, promptRepoUpdateSchema, promptTagCreateSchema, promptTagUpdateSchema, promptWebhookCreateSchema, promptWebhookCreatedSchema, promptWebhookSchema, promptWebhookTestResultSchema, promptWebhookTestSchema, promptWebhookUpdateSchema, tenantHandleSetSchema } from '../prompt-hub.schema';
+import type { RouteSpec } from './route';
 
 const ok = z.object({}).passthrough();
 const errors = { 401: errorBodySchema, 404: errorBodySchema, 422: httpValidationErrorSchema };
@@ -38,7 +9,7 @@ const writeErrors = { ...errors, 403: errorBodySchema, 409: errorBodySchema };
 const repo = '/api/v1/repos/{owner}/{repo}';
 
 /** The prompt hub (served by the query service). `{owner}` is `-` (own workspace) or a workspace's hub handle. */
-export const PROMPT_HUB_ROUTES: RouteDoc[] = [
+export const PROMPT_HUB_ROUTES: Omit<RouteSpec, 'service'>[] = [
   { method: 'get', path: '/api/v1/settings', summary: "The workspace's hub settings: id and tenant_handle (null until set)", tag: 'prompt-hub', responses: { 200: hubSettingsSchema, 401: errorBodySchema } },
   { method: 'post', path: '/api/v1/settings/handle', summary: "Set the workspace's hub handle, once (409 when set or taken)", tag: 'prompt-hub', body: tenantHandleSetSchema, responses: { 200: hubSettingsSchema, 409: errorBodySchema, ...errors } },
   { method: 'get', path: '/api/v1/repos', summary: "List the workspace's prompts (is_public=true: every workspace's public prompts), filtered and sorted", tag: 'prompt-hub', query: promptRepoListQuerySchema, responses: { 200: promptRepoListSchema, ...errors } },
