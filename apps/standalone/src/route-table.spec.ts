@@ -3,7 +3,7 @@ import type { DynamicModule, Type } from '@nestjs/common';
 import { RequestMethod } from '@nestjs/common';
 import { METHOD_METADATA, MODULE_METADATA, PATH_METADATA } from '@nestjs/common/constants';
 import type { DataSource } from 'typeorm';
-import { AGENT_SERVER_ROUTES, API_ROUTES, CONTROL_PLANE_ROUTES, INTERNAL_ROUTES, ROUTE_TABLE, openApiPath, servicePath, type RouteSpec, type ServiceName } from '@th/contracts';
+import { AGENT_SERVER_ROUTES, API_ROUTES, CONTROL_PLANE_ROUTES, INTERNAL_ROUTES, ROUTE_TABLE, documentedSummary, openApiPath, servicePath, type RouteSpec, type ServiceName } from '@th/contracts';
 import { AgentServerModule, type AgentServerConfig } from '@th/agent-server';
 import { AuditModule, type AuditOptions } from '@th/audit';
 import { ControlPlaneModule, buildControlPlaneOpenApi, type ControlPlaneOptions } from '@th/control-plane';
@@ -13,6 +13,7 @@ import { FeedbackModule } from '@th/feedback';
 import { GatewayModule, buildOpenApiDocument, routeFor, type GatewayInfoOptions, type GatewayModuleOptions } from '@th/gateway';
 import { IngestModule, type IngestOptions } from '@th/ingest';
 import { HealthModule } from '@th/platform';
+import { TRACKED_OPERATION } from '@th/audit-client';
 import { PromptHubModule, type PromptHubOptions } from '@th/prompt-hub';
 import { QueryModule } from '@th/query';
 
@@ -52,6 +53,8 @@ interface ControllerRoute {
   /** As the table writes it: `{param}`, `{param*}` for a wildcard. */
   path: string;
   handler: string;
+  /** Marked @TrackedOperation(). */
+  tracked: boolean;
 }
 
 function controllersOf(mods: (Type<unknown> | DynamicModule)[]): Type<unknown>[] {
@@ -76,7 +79,7 @@ function routesOf(app: ServiceName): ControllerRoute[] {
       if (method === undefined) throw new Error(`${controller.name}.${name}: route method ${RequestMethod[requestMethod]} is not one the route table describes`);
       for (const prefix of prefixes)
         for (const sub of asList(Reflect.getMetadata(PATH_METADATA, fn) as string | string[] | undefined))
-          out.push({ app, method, path: toTemplate(join(prefix, sub)), handler: `${controller.name}.${name}` });
+          out.push({ app, method, path: toTemplate(join(prefix, sub)), handler: `${controller.name}.${name}`, tracked: Reflect.getMetadata(TRACKED_OPERATION, fn) === true });
     }
   }
   return out;
@@ -140,6 +143,20 @@ describe('the route table (libs/contracts/src/routes) against every controller r
     expect(problems).toEqual([]);
   });
 
+  it('a route is marked @TrackedOperation() exactly when its entry names a tracked operation', () => {
+    const wrong: string[] = [];
+    for (const r of ALL) {
+      const entry = tableOf(r.app).get(key(r.method, r.path))?.[0];
+      if (entry === undefined || r.tracked === (entry.audit !== undefined)) continue;
+      wrong.push(
+        r.tracked
+          ? `${r.handler} (${r.method.toUpperCase()} ${r.path}) is marked @TrackedOperation(): give its entry in ${listOf(entry)} audit: { operation, resourceType?, resourceParam? }`
+          : `${r.handler} (${r.method.toUpperCase()} ${r.path}): its entry in ${listOf(entry)} names audit operation '${entry.audit?.operation}': mark the method @TrackedOperation()`,
+      );
+    }
+    expect(wrong).toEqual([]);
+  });
+
   it('every app serves its health probes itself (not in the table, never proxied)', () => {
     for (const app of Object.keys(APPS) as ServiceName[]) {
       const health = routesOf(app).filter((r) => r.path.startsWith('/health'));
@@ -174,7 +191,7 @@ describe('the route table (libs/contracts/src/routes) against every controller r
     const missing: string[] = [];
     for (const [routes, doc] of docs) {
       const paths = doc.paths as Record<string, Record<string, { summary?: string }>>;
-      for (const r of routes) if (paths[openApiPath(r.path)]?.[r.method]?.summary !== r.summary) missing.push(`${r.method.toUpperCase()} ${r.path}`);
+      for (const r of routes) if (paths[openApiPath(r.path)]?.[r.method]?.summary !== documentedSummary(r)) missing.push(`${r.method.toUpperCase()} ${r.path}`);
     }
     expect(missing).toEqual([]);
     expect(INTERNAL_ROUTES.every((r) => r.summary.length > 0)).toBe(true);

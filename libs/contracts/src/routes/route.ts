@@ -1,10 +1,19 @@
 import type { z } from 'zod';
+import type { AuditOperation } from '../audit.schema';
 
 /** The processes that serve HTTP routes; the gateway forwards each route to the one that owns it. */
 export const SERVICES = ['gateway', 'ingest', 'query', 'export-worker', 'audit', 'control-plane', 'agent-server'] as const;
 export type ServiceName = (typeof SERVICES)[number];
 
 export type HttpMethod = 'get' | 'post' | 'put' | 'patch' | 'delete';
+
+export interface TrackedOperationSpec {
+  operation: AuditOperation;
+  /** Type of the resource named by `resourceParam` (e.g. `tracer_session`), named in a Failure event. */
+  resourceType?: string;
+  /** Path parameter holding the affected resource's id (e.g. `session_id`). */
+  resourceParam?: string;
+}
 
 /**
  * One HTTP route, described once: the gateway's routing, the OpenAPI documents and the route walker test
@@ -26,12 +35,17 @@ export interface RouteSpec {
   responses: Record<number, z.ZodTypeAny | null>;
   /** Served without an API key: the service authenticates the request itself (a share token, a signature, an issued path). */
   public?: boolean;
+  /** The spec's tracked operation the route performs: every attempt is recorded in the audit log (libs/audit-client). */
+  audit?: TrackedOperationSpec;
   /** Called by other services directly (signed identity), never forwarded by the gateway. */
   internal?: boolean;
 }
 
 /** A path as the OpenAPI documents write it (a wildcard parameter is a plain one there). */
 export const openApiPath = (path: string) => path.replace(/\{(\w+)\*\}/g, '{$1}');
+
+/** A route's summary as the OpenAPI documents give it: with its tracked operation. */
+export const documentedSummary = (r: RouteSpec) => (r.audit ? `${r.summary} (audit: ${r.audit.operation})` : r.summary);
 
 /** The same routes, owned by one service. */
 export const ownedBy = (service: ServiceName, routes: Omit<RouteSpec, 'service'>[]): RouteSpec[] => routes.map((r) => ({ ...r, service }));

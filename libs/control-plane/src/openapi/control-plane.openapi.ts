@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { CONTROL_PLANE_ROUTES, openApiPath, openApiSchemaOf, validationErrorSchema } from '@th/contracts';
+import { CONTROL_PLANE_ROUTES, documentedSummary, openApiPath, openApiSchemaOf, validationErrorSchema } from '@th/contracts';
 
 type Json = Record<string, unknown>;
 
@@ -18,7 +18,7 @@ export function buildControlPlaneOpenApi(): Json {
     const params = [...path.matchAll(/\{(\w+)\}/g)].map((m) => ({ name: m[1], in: 'path', required: true, schema: { type: 'string' } }));
     const query = r.query ? Object.entries(r.query.shape).map(([name, s]) => ({ name, in: 'query', required: !(s as z.ZodTypeAny).isOptional(), schema: schemaOf(s as z.ZodTypeAny, 'input') })) : [];
     const op: Json = {
-      summary: r.summary,
+      summary: documentedSummary(r),
       operationId: `${r.method}_${path.replace(/[{}]/g, '').replace(/\W+/g, '_').replace(/^_|_$/g, '')}`,
       parameters: [...params, ...query],
       responses: Object.fromEntries(

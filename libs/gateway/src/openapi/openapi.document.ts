@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { API_ROUTES, errorBodySchema, httpValidationErrorSchema, openApiPath, openApiSchemaOf } from '@th/contracts';
+import { API_ROUTES, errorBodySchema, httpValidationErrorSchema, documentedSummary, openApiPath, openApiSchemaOf } from '@th/contracts';
 
 type Json = Record<string, unknown>;
 
@@ -49,7 +49,7 @@ export function buildOpenApiDocument(version: string): Json {
       ? Object.entries(r.query.shape).map(([name, s]) => ({ name, in: 'query', required: !(s as z.ZodTypeAny).isOptional(), schema: schemaOf(s as z.ZodTypeAny, 'input', schemas) }))
       : [];
     const op: Json = {
-      summary: r.summary,
+      summary: documentedSummary(r),
       tags: [r.tag],
       operationId: `${r.method}_${path.replace(/^\/api\/v1/, '').replace(/[{}]/g, '').replace(/\W+/g, '_').replace(/^_|_$/g, '')}`,
       parameters: [...params, ...queryParams],
