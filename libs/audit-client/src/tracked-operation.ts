@@ -2,39 +2,33 @@ import { applyDecorators, Injectable, SetMetadata, UseInterceptors, type CallHan
 import { Reflector } from '@nestjs/core';
 import type { Request } from 'express';
 import { Observable } from 'rxjs';
-import type { AuditOperation, Identity } from '@th/contracts';
+import { routeSpecOf, type Identity, type TrackedOperationSpec } from '@th/contracts';
 import type { AuthRefusalListener } from '@th/auth';
 import { auditRequestContext, type AuditRequestContext } from './audit-context';
 import { AuditPublisher } from './audit.publisher';
 
 export const TRACKED_OPERATION = 'th:tracked-operation';
 
-export interface TrackedOperationOptions {
-  /** Type of the resource named by `resourceParam` (e.g. `tracer_session`). */
-  resourceType?: string;
-  /** Route parameter holding the affected resource's id (e.g. `id`). */
-  resourceParam?: string;
-}
+export type TrackedOperationMeta = TrackedOperationSpec;
 
-export interface TrackedOperationMeta extends TrackedOperationOptions {
-  operation: AuditOperation;
+/** The tracked operation of the route that serves `req`, from the route table (libs/contracts/src/routes). */
+export function trackedOperationOf(req: Request): TrackedOperationMeta | undefined {
+  const path = (req.route as { path?: unknown } | undefined)?.path;
+  return typeof path === 'string' ? routeSpecOf(req.method, path)?.audit : undefined;
 }
 
 /**
- * Marks a route as one of the spec's tracked operations. The handler keeps recording its outcome
- * through `audit.track`; TrackedOperationInterceptor, applied to the marked route only, records a
- * Failure when the handler throws before (or outside) its own `audit.track` did, e.g. when the body
- * fails validation.
+ * Marks a route whose entry in the route table names a tracked operation (the route walker test checks that
+ * the two agree). The handler keeps recording its outcome through `audit.track`; TrackedOperationInterceptor,
+ * applied to the marked route only, records a Failure when the handler throws before (or outside) its own
+ * `audit.track` did, e.g. when the body fails validation.
  *
  * Only the marked routes get the interceptor: a route with any interceptor at all goes through Nest's
- * interceptor chain, which wraps each step in `AsyncResource.bind`. In Node 20 every such call makes a
- * function the prototype of another, and that kept the request and everything it referenced alive
- * through young-generation collections (13-27 MB kept and promoted at every scavenge, even for
- * `GET /ok`; measured with `--trace-gc-nvp`). A global interceptor put every route, ingest included,
- * on that path.
+ * interceptor chain, which wraps each step in `AsyncResource.bind`, and that kept each request alive through
+ * young-generation collections (bench/RESULTS.md); a global interceptor put every route, ingest included, on
+ * that path.
  */
-export const TrackedOperation = (operation: AuditOperation, opts: TrackedOperationOptions = {}) =>
-  applyDecorators(SetMetadata(TRACKED_OPERATION, { operation, ...opts } satisfies TrackedOperationMeta), UseInterceptors(TrackedOperationInterceptor));
+export const TrackedOperation = () => applyDecorators(SetMetadata(TRACKED_OPERATION, true), UseInterceptors(TrackedOperationInterceptor));
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
@@ -53,10 +47,11 @@ export class TrackedOperationInterceptor implements NestInterceptor {
 
   intercept(context: ExecutionContext, next: CallHandler): Observable<unknown> {
     if (context.getType() !== 'http') return next.handle();
-    const meta = this.reflector.getAllAndOverride<TrackedOperationMeta | undefined>(TRACKED_OPERATION, [context.getHandler(), context.getClass()]);
-    if (!meta) return next.handle();
+    if (!this.reflector.get<boolean | undefined>(TRACKED_OPERATION, context.getHandler())) return next.handle();
     const req = context.switchToHttp().getRequest<Request & { identity?: Identity }>();
-    const store: AuditRequestContext = { recorded: new Set() };
+    const meta = trackedOperationOf(req);
+    if (!meta) return next.handle();
+    const store: AuditRequestContext = { recorded: new Set(), operation: meta.operation };
     return new Observable((subscriber) => {
       let inner: { unsubscribe(): void } | undefined;
       auditRequestContext.run(store, () => {
@@ -120,9 +115,11 @@ export class TrackedOperationRefusalRecorder implements AuthRefusalListener {
 
   async refused(context: ExecutionContext, identity: Identity | null, err: unknown): Promise<void> {
     if (context.getType() !== 'http' || !identity) return;
-    const meta = this.reflector.getAllAndOverride<TrackedOperationMeta | undefined>(TRACKED_OPERATION, [context.getHandler(), context.getClass()]);
+    if (!this.reflector.get<boolean | undefined>(TRACKED_OPERATION, context.getHandler())) return;
+    const req = context.switchToHttp().getRequest<Request>();
+    const meta = trackedOperationOf(req);
     if (!meta) return;
     // The attempt is refused anyway; an unrecordable audit event must not replace the 401/403.
-    await recordTrackedFailure(this.audit, meta, context.switchToHttp().getRequest<Request>(), identity, err).catch(() => undefined);
+    await recordTrackedFailure(this.audit, meta, req, identity, err).catch(() => undefined);
   }
 }

@@ -92,7 +92,7 @@ export class CsvUploadController {
   ) {}
 
   @Post('upload')
-  @TrackedOperation('create_csv_dataset')
+  @TrackedOperation()
   @HttpCode(200)
   async upload(@CurrentIdentity() identity: Identity, @Req() req: RawBodyRequest): Promise<Dataset> {
     const upload = await csvUploadFromMultipart(req.headers['content-type'], req.rawBody);

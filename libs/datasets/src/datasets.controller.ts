@@ -37,7 +37,7 @@ export class DatasetsController {
   ) {}
 
   @Post()
-  @TrackedOperation('create_dataset')
+  @TrackedOperation()
   @HttpCode(200)
   create(@CurrentIdentity() identity: Identity, @Body() body: unknown): Promise<Dataset> {
     return this.datasets.create(identity, parseOrThrow(datasetCreateSchema, body, ['body']));
@@ -49,14 +49,14 @@ export class DatasetsController {
   }
 
   @Delete()
-  @TrackedOperation('delete_datasets')
+  @TrackedOperation()
   async deleteMany(@CurrentIdentity() identity: Identity, @Query() query: unknown): Promise<Record<string, never>> {
     await this.datasets.deleteMany(identity, parseOrThrow(datasetDeleteManyQuerySchema, query, ['query']).id);
     return {};
   }
 
   @Post('clone')
-  @TrackedOperation('clone_dataset')
+  @TrackedOperation()
   @HttpCode(200)
   clone(@CurrentIdentity() identity: Identity, @Body() body: unknown): Promise<Example[]> {
     return this.examples.clone(identity, parseOrThrow(datasetCloneSchema, body, ['body']));
@@ -68,14 +68,14 @@ export class DatasetsController {
   }
 
   @Patch(':dataset_id')
-  @TrackedOperation('update_dataset', { resourceType: 'dataset', resourceParam: 'dataset_id' })
+  @TrackedOperation()
   update(@CurrentIdentity() identity: Identity, @Param() params: unknown, @Body() body: unknown): Promise<Dataset> {
     const { dataset_id } = parseOrThrow(datasetIdParamSchema, params, ['path']);
     return this.datasets.update(identity, dataset_id, parseOrThrow(datasetUpdateSchema, body ?? {}, ['body']));
   }
 
   @Delete(':dataset_id')
-  @TrackedOperation('delete_dataset', { resourceType: 'dataset', resourceParam: 'dataset_id' })
+  @TrackedOperation()
   async delete(@CurrentIdentity() identity: Identity, @Param() params: unknown): Promise<Record<string, never>> {
     await this.datasets.delete(identity, parseOrThrow(datasetIdParamSchema, params, ['path']).dataset_id);
     return {};
@@ -101,7 +101,7 @@ export class DatasetsController {
   }
 
   @Put(':dataset_id/tags')
-  @TrackedOperation('update_dataset_version', { resourceType: 'dataset', resourceParam: 'dataset_id' })
+  @TrackedOperation()
   tags(@CurrentIdentity() identity: Identity, @Param() params: unknown, @Body() body: unknown): Promise<DatasetVersion> {
     const { dataset_id } = parseOrThrow(datasetIdParamSchema, params, ['path']);
     return this.datasets.updateTag(identity, dataset_id, parseOrThrow(datasetTagUpdateSchema, body, ['body']));
@@ -114,7 +114,7 @@ export class DatasetsController {
   }
 
   @Put(':dataset_id/splits')
-  @TrackedOperation('update_dataset_splits', { resourceType: 'dataset', resourceParam: 'dataset_id' })
+  @TrackedOperation()
   updateSplits(@CurrentIdentity() identity: Identity, @Param() params: unknown, @Body() body: unknown): Promise<string[]> {
     const { dataset_id } = parseOrThrow(datasetIdParamSchema, params, ['path']);
     const b = parseOrThrow(datasetSplitsUpdateSchema, body, ['body']);
@@ -129,13 +129,13 @@ export class DatasetsController {
   }
 
   @Put(':dataset_id/share')
-  @TrackedOperation('share_dataset', { resourceType: 'dataset', resourceParam: 'dataset_id' })
+  @TrackedOperation()
   share(@CurrentIdentity() identity: Identity, @Param() params: unknown): Promise<DatasetShare> {
     return this.datasets.share(identity, parseOrThrow(datasetIdParamSchema, params, ['path']).dataset_id);
   }
 
   @Delete(':dataset_id/share')
-  @TrackedOperation('unshare_dataset', { resourceType: 'dataset', resourceParam: 'dataset_id' })
+  @TrackedOperation()
   async unshare(@CurrentIdentity() identity: Identity, @Param() params: unknown): Promise<Record<string, never>> {
     await this.datasets.unshare(identity, parseOrThrow(datasetIdParamSchema, params, ['path']).dataset_id);
     return {};

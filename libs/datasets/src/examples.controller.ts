@@ -44,7 +44,7 @@ export class ExamplesController {
   constructor(private readonly examples: ExamplesService) {}
 
   @Post()
-  @TrackedOperation('create_example')
+  @TrackedOperation()
   @HttpCode(200)
   create(@CurrentIdentity() identity: Identity, @Body() body: unknown): Promise<Example> {
     const e = parseOrThrow(exampleCreateWithDatasetSchema, body, ['body']);
@@ -52,14 +52,14 @@ export class ExamplesController {
   }
 
   @Post('bulk')
-  @TrackedOperation('create_examples')
+  @TrackedOperation()
   @HttpCode(200)
   createBulk(@CurrentIdentity() identity: Identity, @Body() body: unknown): Promise<Example[]> {
     return this.examples.createForDatasets(identity, parseOrThrow(exampleCreateManySchema, body, ['body']));
   }
 
   @Patch('bulk')
-  @TrackedOperation('update_examples')
+  @TrackedOperation()
   updateBulk(@CurrentIdentity() identity: Identity, @Body() body: unknown): Promise<Example[]> {
     return this.examples.updateMany(identity, parseOrThrow(exampleUpdateManySchema, body, ['body']));
   }
@@ -70,7 +70,7 @@ export class ExamplesController {
   }
 
   @Delete()
-  @TrackedOperation('delete_examples')
+  @TrackedOperation()
   async deleteMany(@CurrentIdentity() identity: Identity, @Query() query: unknown): Promise<Record<string, never>> {
     await this.examples.deleteMany(identity, parseOrThrow(exampleDeleteManyQuerySchema, query, ['query']).example_ids);
     return {};
@@ -83,14 +83,14 @@ export class ExamplesController {
   }
 
   @Patch(':example_id')
-  @TrackedOperation('update_example', { resourceType: 'example', resourceParam: 'example_id' })
+  @TrackedOperation()
   update(@CurrentIdentity() identity: Identity, @Param() params: unknown, @Body() body: unknown): Promise<Example> {
     const { example_id } = parseOrThrow(exampleIdParamSchema, params, ['path']);
     return this.examples.updateOne(identity, example_id, parseOrThrow(exampleUpdateSchema, body ?? {}, ['body']));
   }
 
   @Delete(':example_id')
-  @TrackedOperation('delete_example', { resourceType: 'example', resourceParam: 'example_id' })
+  @TrackedOperation()
   async delete(@CurrentIdentity() identity: Identity, @Param() params: unknown): Promise<Record<string, never>> {
     await this.examples.deleteOne(identity, parseOrThrow(exampleIdParamSchema, params, ['path']).example_id);
     return {};
@@ -171,7 +171,7 @@ export class PlatformExamplesController {
   constructor(private readonly examples: ExamplesService) {}
 
   @Post(':dataset_id/examples')
-  @TrackedOperation('create_examples', { resourceType: 'dataset', resourceParam: 'dataset_id' })
+  @TrackedOperation()
   @HttpCode(201)
   async create(@CurrentIdentity() identity: Identity, @Param() params: unknown, @Req() req: RawBodyRequest): Promise<ExampleBulkResult> {
     const { dataset_id } = parseOrThrow(datasetIdParamSchema, params, ['path']);
@@ -183,7 +183,7 @@ export class PlatformExamplesController {
   }
 
   @Patch(':dataset_id/examples')
-  @TrackedOperation('update_examples')
+  @TrackedOperation()
   async update(@CurrentIdentity() identity: Identity, @Param() params: unknown, @Req() req: RawBodyRequest): Promise<ExampleBulkResult> {
     const { dataset_id } = parseOrThrow(datasetIdParamSchema, params, ['path']);
     const { byId, files } = await examplesFromMultipart(req.headers['content-type'], req.rawBody);
@@ -195,7 +195,7 @@ export class PlatformExamplesController {
 
   /** The SDK's updateDatasetSplits: `dataset_split` array_add / array_remove on many examples. */
   @Patch(':dataset_id/examples/metadata')
-  @TrackedOperation('update_dataset_splits', { resourceType: 'dataset', resourceParam: 'dataset_id' })
+  @TrackedOperation()
   async metadata(@CurrentIdentity() identity: Identity, @Param() params: unknown, @Body() body: unknown): Promise<{ example_ids: string[] }> {
     const { dataset_id } = parseOrThrow(datasetIdParamSchema, params, ['path']);
     const b = parseOrThrow(exampleMetadataPatchSchema, body, ['body']);
@@ -207,7 +207,7 @@ export class PlatformExamplesController {
 
   @Post('examples/delete')
   @HttpCode(200) // a deletion, not a creation: 200 as documented
-  @TrackedOperation('delete_examples')
+  @TrackedOperation()
   async delete(@CurrentIdentity() identity: Identity, @Body() body: unknown): Promise<Record<string, never>> {
     const b = parseOrThrow(exampleDeleteManyBodySchema, body, ['body']);
     await this.examples.deleteMany(identity, b.example_ids, b.hard_delete ?? false);

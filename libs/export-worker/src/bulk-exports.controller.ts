@@ -25,33 +25,33 @@ export class BulkExportsController {
   ) {}
 
   @Post('destinations')
-  @TrackedOperation('create_bulk_export_destination')
+  @TrackedOperation()
   @HttpCode(200)
   createDestination(@CurrentIdentity() identity: Identity, @Body() body: unknown): Promise<ExportDestination> {
     return this.destinations.create(identity, parseOrThrow(exportDestinationCreateSchema, body, ['body']));
   }
 
   @Get('destinations')
-  @TrackedOperation('read_bulk_export_destination')
+  @TrackedOperation()
   listDestinations(@CurrentIdentity() identity: Identity, @Query() query: unknown): Promise<ExportDestination[]> {
     return this.destinations.list(identity, parseOrThrow(bulkExportListQuerySchema, query, ['query']));
   }
 
   @Get('destinations/:destination_id')
-  @TrackedOperation('read_bulk_export_destination', { resourceType: 'bulk_export_destination', resourceParam: 'destination_id' })
+  @TrackedOperation()
   getDestination(@CurrentIdentity() identity: Identity, @Param() params: unknown): Promise<ExportDestination> {
     return this.destinations.get(identity, parseOrThrow(exportDestinationIdParamSchema, params, ['path']).destination_id);
   }
 
   @Patch('destinations/:destination_id')
-  @TrackedOperation('update_bulk_export_destination', { resourceType: 'bulk_export_destination', resourceParam: 'destination_id' })
+  @TrackedOperation()
   updateDestination(@CurrentIdentity() identity: Identity, @Param() params: unknown, @Body() body: unknown): Promise<ExportDestination> {
     const { destination_id } = parseOrThrow(exportDestinationIdParamSchema, params, ['path']);
     return this.destinations.update(identity, destination_id, parseOrThrow(exportDestinationUpdateSchema, body ?? {}, ['body']));
   }
 
   @Post()
-  @TrackedOperation('create_bulk_export')
+  @TrackedOperation()
   @HttpCode(200)
   create(@CurrentIdentity() identity: Identity, @Body() body: unknown): Promise<BulkExport> {
     return this.exports.create(identity, parseOrThrow(bulkExportCreateSchema, body, ['body']));
@@ -69,7 +69,7 @@ export class BulkExportsController {
 
   /** Cancel: `{"status": "CANCELLED"}`. */
   @Patch(':export_id')
-  @TrackedOperation('cancel_bulk_export', { resourceType: 'bulk_export', resourceParam: 'export_id' })
+  @TrackedOperation()
   update(@CurrentIdentity() identity: Identity, @Param() params: unknown, @Body() body: unknown): Promise<BulkExport> {
     const { export_id } = parseOrThrow(bulkExportIdParamSchema, params, ['path']);
     parseOrThrow(bulkExportUpdateSchema, body ?? {}, ['body']);
@@ -77,7 +77,7 @@ export class BulkExportsController {
   }
 
   @Post(':export_id/cancel')
-  @TrackedOperation('cancel_bulk_export', { resourceType: 'bulk_export', resourceParam: 'export_id' })
+  @TrackedOperation()
   @HttpCode(200)
   cancel(@CurrentIdentity() identity: Identity, @Param() params: unknown): Promise<BulkExport> {
     return this.exports.cancel(identity, parseOrThrow(bulkExportIdParamSchema, params, ['path']).export_id);

@@ -5,7 +5,6 @@ export * from './identity/identity.entities';
 export * from './identity/roles';
 export * from './admin/admin.service';
 export * from './openapi/openapi.document';
-export * from './openapi/openapi.routes';
 export * from './proxy/gateway-proxy';
 export * from './proxy/proxy-server';
 export * from './rate-limit/rate-limit.rules';

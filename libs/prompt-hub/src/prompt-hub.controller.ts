@@ -149,7 +149,7 @@ export class HubSettingsController {
   }
 
   @Post('handle')
-  @TrackedOperation('set_tenant_handle')
+  @TrackedOperation()
   @HttpCode(200)
   setHandle(@CurrentIdentity() identity: Identity, @Body() body: unknown): Promise<HubSettings> {
     return this.hub.setTenantHandle(identity, parseOrThrow(tenantHandleSetSchema, body, ['body']).tenant_handle);
@@ -166,14 +166,14 @@ export class PromptWebhooksController {
   }
 
   @Post()
-  @TrackedOperation('create_prompt_webhook')
+  @TrackedOperation()
   @HttpCode(200)
   create(@CurrentIdentity() identity: Identity, @Body() body: unknown): Promise<PromptWebhook & { secret: string }> {
     return this.webhooks.create(identity, parseOrThrow(promptWebhookCreateSchema, body, ['body']));
   }
 
   @Post('test')
-  @TrackedOperation('test_prompt_webhook')
+  @TrackedOperation()
   @HttpCode(200)
   test(@CurrentIdentity() identity: Identity, @Body() body: unknown): Promise<Record<string, string>> {
     const b = parseOrThrow(promptWebhookTestSchema, body, ['body']);
@@ -186,14 +186,14 @@ export class PromptWebhooksController {
   }
 
   @Patch(':webhook_id')
-  @TrackedOperation('update_prompt_webhook', { resourceType: 'prompt_webhook', resourceParam: 'webhook_id' })
+  @TrackedOperation()
   update(@CurrentIdentity() identity: Identity, @Param() params: unknown, @Body() body: unknown): Promise<PromptWebhook> {
     const { webhook_id } = parseOrThrow(promptWebhookIdParamSchema, params, ['path']);
     return this.webhooks.update(identity, webhook_id, parseOrThrow(promptWebhookUpdateSchema, body ?? {}, ['body']));
   }
 
   @Delete(':webhook_id')
-  @TrackedOperation('delete_prompt_webhook', { resourceType: 'prompt_webhook', resourceParam: 'webhook_id' })
+  @TrackedOperation()
   async delete(@CurrentIdentity() identity: Identity, @Param() params: unknown): Promise<Record<string, never>> {
     await this.webhooks.delete(identity, parseOrThrow(promptWebhookIdParamSchema, params, ['path']).webhook_id);
     return {};

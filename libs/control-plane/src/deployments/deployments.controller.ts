@@ -32,7 +32,7 @@ export class DeploymentsController {
   constructor(private readonly deployments: DeploymentsService) {}
 
   @Post()
-  @TrackedOperation('create_deployment')
+  @TrackedOperation()
   @HttpCode(201)
   create(@CurrentIdentity() identity: Identity, @Body() body: unknown): Promise<Deployment> {
     return this.deployments.create(identity, parseOrThrow(deploymentCreateRequestSchema, body, ['body']));
@@ -49,14 +49,14 @@ export class DeploymentsController {
   }
 
   @Patch(':deployment_id')
-  @TrackedOperation('update_deployment', { resourceType: 'deployment', resourceParam: 'deployment_id' })
+  @TrackedOperation()
   update(@CurrentIdentity() identity: Identity, @Param() params: unknown, @Body() body: unknown): Promise<Deployment> {
     const { deployment_id } = parseOrThrow(deploymentIdParamSchema, params, ['path']);
     return this.deployments.update(identity, deployment_id, parseOrThrow(deploymentPatchRequestSchema, body ?? {}, ['body']));
   }
 
   @Delete(':deployment_id')
-  @TrackedOperation('delete_deployment', { resourceType: 'deployment', resourceParam: 'deployment_id' })
+  @TrackedOperation()
   @HttpCode(202)
   delete(@CurrentIdentity() identity: Identity, @Param() params: unknown): Promise<Deployment> {
     return this.deployments.delete(identity, parseOrThrow(deploymentIdParamSchema, params, ['path']).deployment_id);

@@ -22,7 +22,7 @@ export class ExperimentsController {
   ) {}
 
   @Post('upload-experiment')
-  @TrackedOperation('create_experiment_via_upload')
+  @TrackedOperation()
   @HttpCode(200)
   upload(@CurrentIdentity() identity: Identity, @Body() body: unknown): Promise<ExperimentUploadResponse> {
     return this.uploads.upload(identity, parseOrThrow(experimentUploadRequestSchema, body, ['body']));

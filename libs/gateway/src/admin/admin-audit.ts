@@ -1,22 +1,22 @@
 import { Injectable } from '@nestjs/common';
 import type { Request } from 'express';
-import type { AuditOperation, Identity } from '@th/contracts';
-import { AuditPublisher, type AuditInput } from '@th/audit-client';
+import type { Identity } from '@th/contracts';
+import { AuditPublisher, currentTrackedOperation, type AuditInput } from '@th/audit-client';
 
 type Resources = AuditInput['resources'];
 
 /**
- * Runs an administrative operation as a tracked one: parsing, permission checks and the write all
+ * Runs an administrative operation as the route's tracked operation (named in the route table): parsing, permission checks and the write all
  * happen inside, so a refused or invalid attempt is recorded as Failure, a completed one as Success.
  */
 @Injectable()
 export class AdminAudit {
   constructor(private readonly audit: AuditPublisher) {}
 
-  run<T>(operation: AuditOperation, identity: Identity, req: Request, fn: () => Promise<T>, resourcesOf?: (r: T) => Resources, resources?: Resources): Promise<T> {
+  run<T>(identity: Identity, req: Request, fn: () => Promise<T>, resourcesOf?: (r: T) => Resources, resources?: Resources): Promise<T> {
     return this.audit.track(
       {
-        operation,
+        operation: currentTrackedOperation(),
         identity,
         workspace_id: identity.tenant_id || null,
         resources,
@@ -31,7 +31,8 @@ export class AdminAudit {
    * Like run, but the Success is recorded in the organization `orgOf` names (e.g. the inviting
    * organization of a claimed invitation); a Failure stays with the caller's own organization.
    */
-  async runIn<T>(operation: AuditOperation, identity: Identity, req: Request, fn: () => Promise<T>, orgOf: (r: T) => string, resourcesOf: (r: T) => Resources): Promise<T> {
+  async runIn<T>(identity: Identity, req: Request, fn: () => Promise<T>, orgOf: (r: T) => string, resourcesOf: (r: T) => Resources): Promise<T> {
+    const operation = currentTrackedOperation();
     const request = { method: req.method, path: req.originalUrl.split('?')[0], ip: req.ip ?? null, user_agent: req.headers['user-agent'] ?? null };
     let result: T;
     try {

@@ -35,10 +35,10 @@ export class ApiKeysController {
   }
 
   @Post()
-  @TrackedOperation('create_api_key')
+  @TrackedOperation()
   @HttpCode(200)
   create(@CurrentIdentity() identity: Identity, @Body() body: unknown, @Req() req: Request): Promise<ApiKeyCreated> {
-    return this.audit.run('create_api_key', identity, req, () => this.admin.createKey(identity, 'api_key', parseOrThrow(apiKeyCreateSchema, body ?? {}, ['body'])), created);
+    return this.audit.run(identity, req, () => this.admin.createKey(identity, 'api_key', parseOrThrow(apiKeyCreateSchema, body ?? {}, ['body'])), created);
   }
 
   // Personal access tokens: registered before ':id' so 'current' is not read as a key id.
@@ -49,13 +49,11 @@ export class ApiKeysController {
   }
 
   @Post('current')
-  @TrackedOperation('create_personal_access_token')
+  @TrackedOperation()
   @HttpCode(200)
   @OrganizationScope()
   createPersonal(@CurrentIdentity() identity: Identity, @Body() body: unknown, @Req() req: Request): Promise<ApiKeyCreated> {
-    return this.audit.run(
-      'create_personal_access_token',
-      identity,
+    return this.audit.run(identity,
       req,
       () => this.admin.createKey(identity, 'personal_access_token', parseOrThrow(apiKeyCreateSchema, body ?? {}, ['body'])),
       created,
@@ -63,10 +61,10 @@ export class ApiKeysController {
   }
 
   @Delete('current/:id')
-  @TrackedOperation('delete_personal_access_token')
+  @TrackedOperation()
   @OrganizationScope()
   async deletePersonal(@CurrentIdentity() identity: Identity, @Param() params: Record<string, string>, @Req() req: Request): Promise<Record<string, never>> {
-    await this.audit.run('delete_personal_access_token', identity, req, async () => {
+    await this.audit.run(identity, req, async () => {
       const { id } = parseOrThrow(idParamSchema, params, ['path']);
       await this.admin.deleteKey(identity, 'personal_access_token', id);
     }, undefined, resource('personal_access_token', params.id));
@@ -74,9 +72,9 @@ export class ApiKeysController {
   }
 
   @Delete(':id')
-  @TrackedOperation('delete_api_key')
+  @TrackedOperation()
   async delete(@CurrentIdentity() identity: Identity, @Param() params: Record<string, string>, @Req() req: Request): Promise<Record<string, never>> {
-    await this.audit.run('delete_api_key', identity, req, async () => {
+    await this.audit.run(identity, req, async () => {
       const { id } = parseOrThrow(idParamSchema, params, ['path']);
       await this.admin.deleteKey(identity, 'api_key', id);
     }, undefined, resource('api_key', params.id));
@@ -99,16 +97,16 @@ export class ServiceKeysController {
   }
 
   @Post()
-  @TrackedOperation('create_service_key')
+  @TrackedOperation()
   @HttpCode(200)
   create(@CurrentIdentity() identity: Identity, @Body() body: unknown, @Req() req: Request): Promise<ApiKeyCreated> {
-    return this.audit.run('create_service_key', identity, req, () => this.admin.createKey(identity, 'service_key', parseOrThrow(apiKeyCreateSchema, body ?? {}, ['body'])), created);
+    return this.audit.run(identity, req, () => this.admin.createKey(identity, 'service_key', parseOrThrow(apiKeyCreateSchema, body ?? {}, ['body'])), created);
   }
 
   @Delete(':id')
-  @TrackedOperation('delete_service_key')
+  @TrackedOperation()
   async delete(@CurrentIdentity() identity: Identity, @Param() params: Record<string, string>, @Req() req: Request): Promise<Record<string, never>> {
-    await this.audit.run('delete_service_key', identity, req, async () => {
+    await this.audit.run(identity, req, async () => {
       const { id } = parseOrThrow(idParamSchema, params, ['path']);
       await this.admin.deleteKey(identity, 'service_key', id);
     }, undefined, resource('service_key', params.id));

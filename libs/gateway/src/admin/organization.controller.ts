@@ -43,12 +43,10 @@ export class WorkspacesController {
   }
 
   @Post()
-  @TrackedOperation('create_workspace')
+  @TrackedOperation()
   @HttpCode(200)
   create(@CurrentIdentity() identity: Identity, @Body() body: unknown, @Req() req: Request): Promise<Workspace> {
-    return this.audit.run(
-      'create_workspace',
-      identity,
+    return this.audit.run(identity,
       req,
       () => this.admin.createWorkspace(identity, parseOrThrow(workspaceCreateSchema, body ?? {}, ['body'])),
       (w) => [{ type: 'workspace', id: w.id }],
@@ -56,11 +54,9 @@ export class WorkspacesController {
   }
 
   @Patch(':id')
-  @TrackedOperation('update_workspace')
+  @TrackedOperation()
   update(@CurrentIdentity() identity: Identity, @Param() params: Record<string, string>, @Body() body: unknown, @Req() req: Request): Promise<Workspace> {
-    return this.audit.run(
-      'update_workspace',
-      identity,
+    return this.audit.run(identity,
       req,
       () => {
         const { id } = parseOrThrow(idParamSchema, params, ['path']);
@@ -72,9 +68,9 @@ export class WorkspacesController {
   }
 
   @Delete(':id')
-  @TrackedOperation('delete_workspace')
+  @TrackedOperation()
   async delete(@CurrentIdentity() identity: Identity, @Param() params: Record<string, string>, @Req() req: Request): Promise<Record<string, never>> {
-    await this.audit.run('delete_workspace', identity, req, () => this.admin.deleteWorkspace(identity, parseOrThrow(idParamSchema, params, ['path']).id), undefined, resource('workspace', params.id));
+    await this.audit.run(identity, req, () => this.admin.deleteWorkspace(identity, parseOrThrow(idParamSchema, params, ['path']).id), undefined, resource('workspace', params.id));
     return {};
   }
 }
@@ -94,11 +90,9 @@ export class OrgMembersController {
   }
 
   @Patch()
-  @TrackedOperation('update_organization_info')
+  @TrackedOperation()
   updateOrganization(@CurrentIdentity() identity: Identity, @Body() body: unknown, @Req() req: Request): Promise<Organization> {
-    return this.audit.run(
-      'update_organization_info',
-      identity,
+    return this.audit.run(identity,
       req,
       () => this.admin.updateOrganization(identity, parseOrThrow(organizationUpdateSchema, body ?? {}, ['body'])),
       (o) => [{ type: 'organization', id: o.id }],
@@ -111,12 +105,10 @@ export class OrgMembersController {
   }
 
   @Post('members')
-  @TrackedOperation('invite_user_to_org')
+  @TrackedOperation()
   @HttpCode(200)
   invite(@CurrentIdentity() identity: Identity, @Body() body: unknown, @Req() req: Request): Promise<PendingMember> {
-    return this.audit.run(
-      'invite_user_to_org',
-      identity,
+    return this.audit.run(identity,
       req,
       () => this.admin.inviteToOrg(identity, parseOrThrow(orgInviteSchema, body ?? {}, ['body'])),
       (p) => [{ type: 'pending_member', id: p.id }],
@@ -124,12 +116,10 @@ export class OrgMembersController {
   }
 
   @Post('members/basic')
-  @TrackedOperation('add_basic_auth_users_to_org')
+  @TrackedOperation()
   @HttpCode(200)
   addBasic(@CurrentIdentity() identity: Identity, @Body() body: unknown, @Req() req: Request): Promise<OrgMember[]> {
-    return this.audit.run(
-      'add_basic_auth_users_to_org',
-      identity,
+    return this.audit.run(identity,
       req,
       () => this.admin.addBasicAuthUsers(identity, parseOrThrow(basicAuthUsersSchema, body ?? {}, ['body'])),
       (list) => list.map((u) => ({ type: 'user', id: u.user_id })),
@@ -137,11 +127,9 @@ export class OrgMembersController {
   }
 
   @Delete('members/pending/:id')
-  @TrackedOperation('delete_org_pending_member')
+  @TrackedOperation()
   async deletePending(@CurrentIdentity() identity: Identity, @Param() params: Record<string, string>, @Req() req: Request): Promise<Record<string, never>> {
-    await this.audit.run(
-      'delete_org_pending_member',
-      identity,
+    await this.audit.run(identity,
       req,
       () => this.admin.deletePendingMember(identity, parseOrThrow(idParamSchema, params, ['path']).id),
       undefined,
@@ -151,11 +139,9 @@ export class OrgMembersController {
   }
 
   @Patch('members/:user_id')
-  @TrackedOperation('update_org_member')
+  @TrackedOperation()
   update(@CurrentIdentity() identity: Identity, @Param() params: Record<string, string>, @Body() body: unknown, @Req() req: Request): Promise<OrgMember> {
-    return this.audit.run(
-      'update_org_member',
-      identity,
+    return this.audit.run(identity,
       req,
       () => {
         const { user_id } = parseOrThrow(userIdParamSchema, params, ['path']);
@@ -167,11 +153,9 @@ export class OrgMembersController {
   }
 
   @Delete('members/:user_id')
-  @TrackedOperation('delete_org_member')
+  @TrackedOperation()
   async delete(@CurrentIdentity() identity: Identity, @Param() params: Record<string, string>, @Req() req: Request): Promise<Record<string, never>> {
-    await this.audit.run(
-      'delete_org_member',
-      identity,
+    await this.audit.run(identity,
       req,
       () => this.admin.deleteOrgMember(identity, parseOrThrow(userIdParamSchema, params, ['path']).user_id),
       undefined,
@@ -186,12 +170,10 @@ export class OrgMembersController {
   }
 
   @Post('roles')
-  @TrackedOperation('create_role')
+  @TrackedOperation()
   @HttpCode(200)
   createRole(@CurrentIdentity() identity: Identity, @Body() body: unknown, @Req() req: Request): Promise<Role> {
-    return this.audit.run(
-      'create_role',
-      identity,
+    return this.audit.run(identity,
       req,
       () => this.admin.createRole(identity, parseOrThrow(roleCreateSchema, body ?? {}, ['body'])),
       (r) => [{ type: 'role', id: r.id }],
@@ -199,11 +181,9 @@ export class OrgMembersController {
   }
 
   @Patch('roles/:id')
-  @TrackedOperation('update_role')
+  @TrackedOperation()
   updateRole(@CurrentIdentity() identity: Identity, @Param() params: Record<string, string>, @Body() body: unknown, @Req() req: Request): Promise<Role> {
-    return this.audit.run(
-      'update_role',
-      identity,
+    return this.audit.run(identity,
       req,
       () => {
         const { id } = parseOrThrow(idParamSchema, params, ['path']);
@@ -215,9 +195,9 @@ export class OrgMembersController {
   }
 
   @Delete('roles/:id')
-  @TrackedOperation('delete_role')
+  @TrackedOperation()
   async deleteRole(@CurrentIdentity() identity: Identity, @Param() params: Record<string, string>, @Req() req: Request): Promise<Record<string, never>> {
-    await this.audit.run('delete_role', identity, req, () => this.admin.deleteRole(identity, parseOrThrow(idParamSchema, params, ['path']).id), undefined, resource('role', params.id));
+    await this.audit.run(identity, req, () => this.admin.deleteRole(identity, parseOrThrow(idParamSchema, params, ['path']).id), undefined, resource('role', params.id));
     return {};
   }
 }
@@ -241,12 +221,11 @@ export class PendingInvitationsController {
   }
 
   @Post(':id/claim')
-  @TrackedOperation('update_org_member')
+  @TrackedOperation()
   @HttpCode(200)
   claim(@CurrentIdentity() identity: Identity, @Param() params: Record<string, string>, @Req() req: Request): Promise<LoginResponse> {
     return this.audit
       .runIn(
-        'update_org_member',
         identity,
         req,
         () => this.admin.claimInvitation(identity, parseOrThrow(idParamSchema, params, ['path']).id),
@@ -261,11 +240,9 @@ export class PendingInvitationsController {
 
   /** The invited user declines: recorded as delete_org_pending_member of the inviting organization. */
   @Delete(':id')
-  @TrackedOperation('delete_org_pending_member')
+  @TrackedOperation()
   async decline(@CurrentIdentity() identity: Identity, @Param() params: Record<string, string>, @Req() req: Request): Promise<Record<string, never>> {
-    await this.audit.runIn(
-      'delete_org_pending_member',
-      identity,
+    await this.audit.runIn(identity,
       req,
       () => this.admin.declineInvitation(identity, parseOrThrow(idParamSchema, params, ['path']).id),
       (r) => r.organization_id,

@@ -38,12 +38,10 @@ export class CurrentWorkspaceController {
   }
 
   @Post('members')
-  @TrackedOperation('add_member_to_workspace')
+  @TrackedOperation()
   @HttpCode(200)
   addMember(@CurrentIdentity() identity: Identity, @Body() body: unknown, @Req() req: Request): Promise<WorkspaceMember> {
-    return this.audit.run(
-      'add_member_to_workspace',
-      identity,
+    return this.audit.run(identity,
       req,
       () => this.admin.addWorkspaceMember(identity, parseOrThrow(workspaceMemberAddSchema, body ?? {}, ['body'])),
       (m) => [{ type: 'user', id: m.user_id }, ...workspace(identity)],
@@ -51,11 +49,9 @@ export class CurrentWorkspaceController {
   }
 
   @Patch('members/:user_id')
-  @TrackedOperation('update_workspace_member')
+  @TrackedOperation()
   updateMember(@CurrentIdentity() identity: Identity, @Param() params: Record<string, string>, @Body() body: unknown, @Req() req: Request): Promise<WorkspaceMember> {
-    return this.audit.run(
-      'update_workspace_member',
-      identity,
+    return this.audit.run(identity,
       req,
       () => {
         const { user_id } = parseOrThrow(userIdParamSchema, params, ['path']);
@@ -67,11 +63,9 @@ export class CurrentWorkspaceController {
   }
 
   @Delete('members/:user_id')
-  @TrackedOperation('delete_workspace_member')
+  @TrackedOperation()
   async deleteMember(@CurrentIdentity() identity: Identity, @Param() params: Record<string, string>, @Req() req: Request): Promise<Record<string, never>> {
-    await this.audit.run(
-      'delete_workspace_member',
-      identity,
+    await this.audit.run(identity,
       req,
       () => this.admin.deleteWorkspaceMember(identity, parseOrThrow(userIdParamSchema, params, ['path']).user_id),
       undefined,
@@ -86,12 +80,10 @@ export class CurrentWorkspaceController {
   }
 
   @Post('secrets')
-  @TrackedOperation('update_workspace_secrets')
+  @TrackedOperation()
   @HttpCode(200)
   updateSecrets(@CurrentIdentity() identity: Identity, @Body() body: unknown, @Req() req: Request): Promise<WorkspaceSecretKey[]> {
-    return this.audit.run(
-      'update_workspace_secrets',
-      identity,
+    return this.audit.run(identity,
       req,
       () => this.admin.updateSecrets(identity, parseOrThrow(workspaceSecretsUpdateSchema, body, ['body'])),
       undefined,
@@ -105,11 +97,9 @@ export class CurrentWorkspaceController {
   }
 
   @Put('ttl-settings')
-  @TrackedOperation('update_ttl_settings')
+  @TrackedOperation()
   updateTtl(@CurrentIdentity() identity: Identity, @Body() body: unknown, @Req() req: Request): Promise<TtlSettings> {
-    return this.audit.run(
-      'update_ttl_settings',
-      identity,
+    return this.audit.run(identity,
       req,
       () => this.admin.updateTtlSettings(identity, parseOrThrow(ttlSettingsUpdateSchema, body ?? {}, ['body'])),
       undefined,
@@ -133,11 +123,9 @@ export class UsageLimitsController {
   }
 
   @Put()
-  @TrackedOperation('update_usage_limit')
+  @TrackedOperation()
   upsert(@CurrentIdentity() identity: Identity, @Body() body: unknown, @Req() req: Request): Promise<UsageLimit> {
-    return this.audit.run(
-      'update_usage_limit',
-      identity,
+    return this.audit.run(identity,
       req,
       () => this.admin.upsertUsageLimit(identity, parseOrThrow(usageLimitUpsertSchema, body ?? {}, ['body'])),
       (l) => [{ type: 'usage_limit', id: l.id }, ...workspace(identity)],
@@ -145,9 +133,9 @@ export class UsageLimitsController {
   }
 
   @Delete(':id')
-  @TrackedOperation('delete_usage_limit')
+  @TrackedOperation()
   async delete(@CurrentIdentity() identity: Identity, @Param() params: Record<string, string>, @Req() req: Request): Promise<Record<string, never>> {
-    await this.audit.run('delete_usage_limit', identity, req, () => this.admin.deleteUsageLimit(identity, parseOrThrow(idParamSchema, params, ['path']).id), undefined, [
+    await this.audit.run(identity, req, () => this.admin.deleteUsageLimit(identity, parseOrThrow(idParamSchema, params, ['path']).id), undefined, [
       ...resource('usage_limit', params.id),
       ...workspace(identity),
     ]);

@@ -1,6 +1,5 @@
 import { z } from 'zod';
-import { errorBodySchema, httpValidationErrorSchema, openApiSchemaOf } from '@th/contracts';
-import { ROUTES } from './openapi.routes';
+import { API_ROUTES, errorBodySchema, httpValidationErrorSchema, documentedSummary, openApiPath, openApiSchemaOf } from '@th/contracts';
 
 type Json = Record<string, unknown>;
 
@@ -43,15 +42,16 @@ const genericRef = (name: keyof typeof GENERIC_RESPONSES & string): Json => ({ $
 export function buildOpenApiDocument(version: string): Json {
   const paths: Record<string, Record<string, Json>> = {};
   const schemas: Record<string, Json> = {};
-  for (const r of ROUTES) {
-    const params = [...r.path.matchAll(/\{(\w+)\}/g)].map((m) => ({ name: m[1], in: 'path', required: true, schema: { type: 'string', format: 'uuid' } }));
+  for (const r of API_ROUTES) {
+    const path = openApiPath(r.path);
+    const params = [...path.matchAll(/\{(\w+)\}/g)].map((m) => ({ name: m[1], in: 'path', required: true, schema: { type: 'string', format: 'uuid' } }));
     const queryParams = r.query
       ? Object.entries(r.query.shape).map(([name, s]) => ({ name, in: 'query', required: !(s as z.ZodTypeAny).isOptional(), schema: schemaOf(s as z.ZodTypeAny, 'input', schemas) }))
       : [];
     const op: Json = {
-      summary: r.summary,
+      summary: documentedSummary(r),
       tags: [r.tag],
-      operationId: `${r.method}_${r.path.replace(/^\/api\/v1/, '').replace(/[{}]/g, '').replace(/\W+/g, '_').replace(/^_|_$/g, '')}`,
+      operationId: `${r.method}_${path.replace(/^\/api\/v1/, '').replace(/[{}]/g, '').replace(/\W+/g, '_').replace(/^_|_$/g, '')}`,
       parameters: [...params, ...queryParams],
       responses: Object.fromEntries(
         Object.entries(r.responses).map(([status, s]) => [
@@ -84,7 +84,7 @@ export function buildOpenApiDocument(version: string): Json {
         },
       };
     }
-    (paths[r.path] ??= {})[r.method] = op;
+    (paths[path] ??= {})[r.method] = op;
   }
   return {
     openapi: '3.0.3',

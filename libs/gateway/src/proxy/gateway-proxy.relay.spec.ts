@@ -156,7 +156,7 @@ describe('gateway proxy relay', () => {
     else expect(r.headers['transfer-encoding']).toBe('chunked');
   });
 
-  routes.set('/runs/upload', uploadDigest(202));
+  routes.set('/runs/multipart', uploadDigest(202));
 
   it.each([
     ['Content-Length', true],
@@ -166,7 +166,7 @@ describe('gateway proxy relay', () => {
     const all = Buffer.concat(parts);
     const headers: http.OutgoingHttpHeaders = { 'x-api-key': 'good-key', 'content-type': 'application/octet-stream' };
     if (withLength) headers['content-length'] = all.length;
-    const r = await call(port, '/runs/upload', { method: 'POST', headers, body: parts });
+    const r = await call(port, '/runs/multipart', { method: 'POST', headers, body: parts });
     expect(r.status).toBe(202);
     expect(JSON.parse(r.body.toString())).toEqual({
       n: all.length,

@@ -1,6 +1,8 @@
 import * as http from 'node:http';
 import { IDENTITY_HEADER, IdentitySigner, type IdentityResolver } from '@th/auth';
+import type { ServiceName } from '@th/contracts';
 import { DomainError, HTTP_STATUS } from '@th/platform';
+import { RouteMatcher } from '../routes/route-matcher';
 import { UpstreamPool, type UpstreamExchange, type UpstreamResponseHandler } from './upstream-client';
 
 export interface Upstreams {
@@ -16,52 +18,36 @@ export interface Upstreams {
 /** A route owned by a service this gateway has no URL for. */
 export const UNCONFIGURED_UPSTREAM = '';
 
-const stripApiPrefix = (path: string) => path.replace(/^\/api(?:\/v1)?(?=\/)/, '');
+/** The Upstreams entry of each service the gateway forwards to (the gateway serves its own routes). */
+const UPSTREAM_OF: Record<Exclude<ServiceName, 'gateway'>, keyof Upstreams> = {
+  ingest: 'ingest',
+  query: 'query',
+  'export-worker': 'exportWorker',
+  audit: 'audit',
+  'control-plane': 'controlPlane',
+  'agent-server': 'agentServer',
+};
+
+const ROUTES = new RouteMatcher();
 
 /**
- * Which service serves a (method, path) of the public API; null when the gateway serves it itself,
- * UNCONFIGURED_UPSTREAM when its service is not configured.
+ * Which service serves a (method, path) of the public API, from the route table (libs/contracts/src/routes): null
+ * when the gateway serves it itself or no route matches, UNCONFIGURED_UPSTREAM when its service is not configured.
  */
 export function routeFor(method: string, path: string, up: Upstreams): string | null {
-  const p = stripApiPrefix(path);
-  const optional = (url: string | undefined) => url ?? UNCONFIGURED_UPSTREAM;
-  if (p === '/runs/query' || p === '/runs/stats') return up.query;
-  if (p === '/runs' || p.startsWith('/runs/')) return method === 'GET' ? up.query : up.ingest;
-  if (p === '/sessions' || p.startsWith('/sessions/')) return up.query;
-  if (p === '/datasets' || p.startsWith('/datasets/') || p === '/examples' || p.startsWith('/examples/')) return up.query;
-  if (/^\/(?:v1\/)?platform\/datasets(?:\/|$)/.test(p)) return up.query;
-  // Shared datasets (and example attachments) read by their token: public, see isPublicRoute.
-  if (p.startsWith('/public/') && (method === 'GET' || method === 'HEAD')) return up.query;
-  // The deployment control plane; the upload PUT and the push webhook are public (see isPublicRoute).
-  if (p === '/v2/deployments' || p.startsWith('/v2/deployments/') || p === '/v2/listeners' || p === '/v2/openapi.json') return optional(up.controlPlane);
-  if (p === '/v1/integrations/git_host/install') return optional(up.controlPlane);
-  if (/^\/deployments\/[^/]+\/upload-url$/.test(p)) return optional(up.controlPlane);
-  if (method === 'PUT' && p.startsWith('/v2/uploads/')) return optional(up.controlPlane);
-  if (method === 'POST' && WEBHOOK_RE.test(p)) return optional(up.controlPlane);
-  if (p === '/bulk-exports' || p.startsWith('/bulk-exports/')) return optional(up.exportWorker);
-  if (p === '/audit-logs' || p.startsWith('/audit-logs/')) return optional(up.audit);
-  if (p === '/feedback' || p.startsWith('/feedback/')) return method === 'GET' ? up.query : up.ingest;
-  if (p === '/feedback-configs') return up.ingest; // stored and enforced where feedback is written
-  // The prompt hub (query service): repos, commits, likes, prompt webhooks, the hub handle, agent and skill directories.
-  if (/^\/(?:repos|commits|likes|settings|prompt-webhooks)(?:\/|$)/.test(p) || /^\/(?:v1\/)?platform\/hub\/repos\//.test(p)) return up.query;
-  if (p === '/otel/v1/traces' || p === '/otel' || p === '/model-price-map' || p.startsWith('/model-price-map/')) return up.ingest;
-  return null;
+  const route = ROUTES.match(method, path);
+  if (route === null || route.service === 'gateway') return null;
+  return up[UPSTREAM_OF[route.service]] ?? UNCONFIGURED_UPSTREAM;
 }
 
-const WEBHOOK_RE = /^\/v1\/integrations\/git_host\/[^/]+\/webhook$/;
-
 /**
- * The proxied routes the gateway forwards without an API key and without an identity header; the
- * service authenticates each itself: a dataset share token (query), the unguessable issued object path
- * of an upload URL (control plane), the HMAC signature of a push webhook (control plane). They are
+ * The proxied routes the gateway forwards without an API key and without an identity header (`public` in the
+ * route table); the service authenticates each itself: a dataset share token (query), the unguessable issued
+ * object path of an upload URL (control plane), the HMAC signature of a push webhook (control plane). They are
  * still rate-limited (by client IP when no API key is sent).
  */
 export function isPublicRoute(method: string, path: string): boolean {
-  const p = stripApiPrefix(path);
-  if (method === 'GET' || method === 'HEAD') return p.startsWith('/public/');
-  if (method === 'PUT') return p.startsWith('/v2/uploads/');
-  if (method === 'POST') return WEBHOOK_RE.test(p);
-  return false;
+  return ROUTES.match(method, path)?.public === true;
 }
 
 const HOP_HEADERS = new Set(['connection', 'keep-alive', 'proxy-connection', 'transfer-encoding', 'upgrade', 'host', IDENTITY_HEADER]);

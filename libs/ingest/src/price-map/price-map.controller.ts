@@ -21,27 +21,27 @@ export class PriceMapController {
   }
 
   @Post()
-  @TrackedOperation('create_model_price_map')
+  @TrackedOperation()
   @HttpCode(200)
   create(@CurrentIdentity() identity: Identity, @Body() body: unknown): Promise<ModelPriceMap> {
     return this.prices.create(identity, parseOrThrow(modelPriceMapCreateSchema, body, ['body']));
   }
 
   @Put(':id')
-  @TrackedOperation('update_model_price_map', { resourceType: 'model_price_map', resourceParam: 'id' })
+  @TrackedOperation()
   put(@CurrentIdentity() identity: Identity, @Param() params: unknown, @Body() body: unknown): Promise<ModelPriceMap> {
     return this.update(identity, params, body);
   }
 
   @Patch(':id')
-  @TrackedOperation('update_model_price_map', { resourceType: 'model_price_map', resourceParam: 'id' })
+  @TrackedOperation()
   update(@CurrentIdentity() identity: Identity, @Param() params: unknown, @Body() body: unknown): Promise<ModelPriceMap> {
     const { id } = parseOrThrow(modelPriceMapIdParamSchema, params, ['path']);
     return this.prices.update(identity, id, parseOrThrow(modelPriceMapUpdateSchema, body ?? {}, ['body']));
   }
 
   @Delete(':id')
-  @TrackedOperation('delete_model_price_map', { resourceType: 'model_price_map', resourceParam: 'id' })
+  @TrackedOperation()
   @HttpCode(200)
   async delete(@CurrentIdentity() identity: Identity, @Param() params: unknown): Promise<Record<string, never>> {
     const { id } = parseOrThrow(modelPriceMapIdParamSchema, params, ['path']);

@@ -40,7 +40,7 @@ export class ProjectsController {
   }
 
   @Patch(':session_id')
-  @TrackedOperation('update_tracer_session', { resourceType: 'tracer_session', resourceParam: 'session_id' })
+  @TrackedOperation()
   update(@CurrentIdentity() identity: Identity, @Param() params: unknown, @Body() body: unknown): Promise<Project> {
     const { session_id } = parseOrThrow(projectIdParamSchema, params, ['path']);
     return this.projects.update(identity, session_id, parseOrThrow(projectUpdateSchema, body ?? {}, ['body']));
@@ -48,7 +48,7 @@ export class ProjectsController {
 
   @Delete(':session_id')
   @HttpCode(202)
-  @TrackedOperation('delete_tracer_session', { resourceType: 'tracer_session', resourceParam: 'session_id' })
+  @TrackedOperation()
   async delete(@CurrentIdentity() identity: Identity, @Param() params: unknown): Promise<Record<string, never>> {
     const { session_id } = parseOrThrow(projectIdParamSchema, params, ['path']);
     await this.projects.delete(identity, session_id);
