@@ -20,13 +20,22 @@ const text = (v: unknown): string => (typeof v === 'string' ? v : String(v));
  * A type it does not know throws when the writer is made, not while rows are written.
  */
 export function rowBinaryWriter(type: string): RowBinaryWrite {
+  return rowBinaryWriterOf(type, (v: unknown) => v);
+}
+
+/**
+ * rowBinaryWriter of the value `get` takes from a row's source: one call per column and row fewer
+ * than writing what get returns (the writer encodes some forty columns per run).
+ */
+export function rowBinaryWriterOf<S>(type: string, get: (s: S) => unknown): (w: RowBinaryBuffer, s: S) => void {
   const low = inner(type, 'LowCardinality');
-  if (low) return rowBinaryWriter(low);
-  if (type === 'Nullable(UUID)') return (w, v) => w.nullableUuid(v as string | null | undefined);
+  if (low) return rowBinaryWriterOf(low, get);
+  if (type === 'Nullable(UUID)') return (w, s) => w.nullableUuid(get(s) as string | null | undefined);
   const nullable = inner(type, 'Nullable');
   if (nullable) {
     const write = rowBinaryWriter(nullable);
-    return (w, v) => {
+    return (w, s) => {
+      const v = get(s);
       if (v === null || v === undefined) return w.null();
       w.notNull();
       write(w, v);
@@ -35,15 +44,15 @@ export function rowBinaryWriter(type: string): RowBinaryWrite {
   const array = inner(type, 'Array');
   if (array) {
     const write = rowBinaryWriter(array);
-    return (w, v) => {
-      const list = v as readonly unknown[];
+    return (w, s) => {
+      const list = get(s) as readonly unknown[];
       w.varUInt(list.length);
       for (const x of list) write(w, x);
     };
   }
   if (type === 'Map(String, String)') {
-    return (w, v) => {
-      const map = v as Record<string, unknown>;
+    return (w, s) => {
+      const map = get(s) as Record<string, unknown>;
       const keys = Object.keys(map);
       w.varUInt(keys.length);
       for (const k of keys) {
@@ -54,23 +63,23 @@ export function rowBinaryWriter(type: string): RowBinaryWrite {
   }
   switch (type) {
     case 'UUID':
-      return (w, v) => w.uuid(v as string);
+      return (w, s) => w.uuid(get(s) as string);
     case 'String':
-      return (w, v) => w.string(text(v));
+      return (w, s) => w.string(text(get(s)));
     case 'Bool':
-      return (w, v) => w.bool(v as boolean);
+      return (w, s) => w.bool(get(s) as boolean);
     case 'UInt8':
-      return (w, v) => w.uint8(v as number);
+      return (w, s) => w.uint8(get(s) as number);
     case 'UInt32':
-      return (w, v) => w.uint32(v as number);
+      return (w, s) => w.uint32(get(s) as number);
     case 'UInt64':
-      return (w, v) => w.uint64(v as number);
+      return (w, s) => w.uint64(get(s) as number);
     case 'Float64':
-      return (w, v) => w.float64(v as number);
+      return (w, s) => w.float64(get(s) as number);
     case "DateTime64(6, 'UTC')":
-      return (w, v) => w.int64(toEpochMicros(v as string) ?? 0);
+      return (w, s) => w.int64(toEpochMicros(get(s) as string) ?? 0);
     case "DateTime('UTC')":
-      return (w, v) => w.uint32(v as number);
+      return (w, s) => w.uint32(get(s) as number);
   }
   throw new Error(`no RowBinary writer for the ClickHouse type ${type}`);
 }

@@ -1,4 +1,4 @@
-import { rowBinaryDefault, rowBinaryWriter, type RowBinaryBuffer } from '@th/clickhouse';
+import { rowBinaryDefault, rowBinaryWriter, rowBinaryWriterOf, type RowBinaryBuffer } from '@th/clickhouse';
 import { isCanonicalIso, mergeStateText as stateText, RUN_COLUMNS, toEpochMicros, type RunColumnName, type RunEventFields, type RunRowSource } from '@th/contracts';
 import { computeRun, emptyRun, type ComputedRun, type FieldName, type MergedRun } from './run-merge';
 
@@ -119,18 +119,20 @@ export function mergeStateText(priority: MergedRun['priority'], retention?: Reco
   return stateText(retention ? { p: priority, r: retention } : { p: priority });
 }
 
-/** The JSON text a String column holds for a JSON field: '' when absent. */
-const jsonColumn = (v: unknown): string => (v === undefined || v === null ? '' : JSON.stringify(v));
-
 /** Each column's RowBinary writer, reading its value from the row's source. */
 const BINARY_WRITERS: readonly ((w: RowBinaryBuffer, r: RunRowSource) => void)[] = RUN_COLUMNS.map(({ def }) => {
   const get = def.insert;
-  if (def.json) {
-    const text = (def.jsonText as ((v: unknown) => string) | undefined) ?? jsonColumn;
+  if (def.jsonText) {
+    const text = def.jsonText as (v: unknown) => string;
     return (w, r) => w.string(text(get(r)));
   }
-  const write = rowBinaryWriter(def.type);
-  return (w, r) => write(w, get(r));
+  if (def.json) {
+    return (w, r) => {
+      const v = get(r);
+      w.string(v === undefined || v === null ? '' : JSON.stringify(v));
+    };
+  }
+  return rowBinaryWriterOf(def.type, get);
 });
 
 /**
