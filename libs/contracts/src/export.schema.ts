@@ -1,42 +1,10 @@
 import { z } from 'zod';
 import { timestamp, toEpochMicros, uuid } from './common.schema';
+import { RUN_EXPORT_FIELDS, type RunExportField } from './run-table.schema';
 
-/**
- * Fields of the spec's "Run (trace) record, as exported", in the order the Parquet schema lists them.
- * export_fields names come from this list; id is always written (it keys resumption).
- */
-export const EXPORT_FIELDS = [
-  'id',
-  'tenant_id',
-  'session_id',
-  'trace_id',
-  'parent_run_id',
-  'parent_run_ids',
-  'reference_example_id',
-  'name',
-  'run_type',
-  'start_time',
-  'end_time',
-  'status',
-  'is_root',
-  'dotted_order',
-  'trace_tier',
-  'inputs',
-  'outputs',
-  'error',
-  'extra',
-  'events',
-  'tags',
-  'feedback_stats',
-  'total_tokens',
-  'prompt_tokens',
-  'completion_tokens',
-  'total_cost',
-  'prompt_cost',
-  'completion_cost',
-  'first_token_time',
-] as const;
-export type ExportField = (typeof EXPORT_FIELDS)[number];
+/** export_fields names; id is always written (it keys resumption). */
+export const EXPORT_FIELDS = RUN_EXPORT_FIELDS;
+export type ExportField = RunExportField;
 
 export const EXPORT_STATUSES = ['CREATED', 'RUNNING', 'COMPLETED', 'FAILED', 'CANCELLED', 'TIMEDOUT'] as const;
 export type ExportStatus = (typeof EXPORT_STATUSES)[number];

@@ -21,3 +21,4 @@ export * from './user-pattern';
 export * from './openapi-schema';
 export * from './prompt-hub.schema';
 export * from './routes';
+export * from './run-table.schema';

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { jsonObject, timestamp, uuid } from './common.schema';
-import { llmViewSchema } from './llm.schema';
+import { runRecordSchema } from './run-table.schema';
 
 const nullish = <T extends z.ZodTypeAny>(t: T) => t.nullable().optional();
 
@@ -62,44 +62,6 @@ export type RunBatch = z.infer<typeof runBatchSchema>;
 
 export const RUN_STATUSES = ['pending', 'success', 'error'] as const;
 
-/** The run record, as stored, read back and exported (the spec's 'Run (trace) record' table). */
-export const runRecordSchema = z.object({
-  id: z.string(),
-  tenant_id: z.string(),
-  session_id: z.string(),
-  trace_id: z.string(),
-  parent_run_id: z.string().nullable(),
-  parent_run_ids: z.array(z.string()),
-  reference_example_id: z.string().nullable(),
-  name: z.string(),
-  run_type: z.string(),
-  start_time: z.string(),
-  end_time: z.string().nullable(),
-  status: z.string(),
-  is_root: z.boolean(),
-  dotted_order: z.string(),
-  trace_tier: z.string().nullable(),
-  inputs: jsonObject.nullable(),
-  outputs: jsonObject.nullable(),
-  error: z.string().nullable(),
-  extra: jsonObject.nullable(),
-  events: z.array(jsonObject).nullable(),
-  tags: z.array(z.string()),
-  serialized: jsonObject.nullable(),
-  feedback_stats: jsonObject.nullable(),
-  total_tokens: z.number(),
-  prompt_tokens: z.number(),
-  completion_tokens: z.number(),
-  total_cost: z.number().nullable(),
-  prompt_cost: z.number().nullable(),
-  completion_cost: z.number().nullable(),
-  first_token_time: z.string().nullable(),
-  latency: z.number().nullable(),
-  app_path: z.string(),
-  attachments: z.record(z.string(), z.object({ mime_type: z.string(), size: z.number() })).optional(),
-  /** LLM runs: normalized messages, provider/model, token and cost sources, spec-format validation problems. */
-  llm: llmViewSchema.nullable().optional(),
-});
 export type RunRecord = z.infer<typeof runRecordSchema>;
 
 /** Every field name of the run record, in table order; used for `select` and exports. */

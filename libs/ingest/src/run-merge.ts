@@ -1,5 +1,7 @@
-import type { RunEvent, RunEventFields } from '@th/contracts';
+import type { ComputedRun, RunEvent, RunEventFields } from '@th/contracts';
 import { microsToIso, toEpochMicros } from '@th/contracts';
+
+export type { ComputedRun };
 
 export type FieldName = keyof RunEventFields;
 
@@ -119,26 +121,6 @@ export function parseDottedOrder(dotted: string): { ids: string[]; times: string
 }
 
 const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
-
-/** Everything the runs table needs, derived from the merged fields. */
-export interface ComputedRun {
-  session_id: string;
-  trace_id: string;
-  parent_run_id: string | null;
-  parent_run_ids: string[];
-  dotted_order: string;
-  is_root: boolean;
-  start_time: string;
-  status: 'pending' | 'success' | 'error';
-  total_tokens: number;
-  prompt_tokens: number;
-  completion_tokens: number;
-  total_cost: number | null;
-  prompt_cost: number | null;
-  completion_cost: number | null;
-  first_token_time: string | null;
-  metadata: Record<string, string>;
-}
 
 function num(v: unknown): number | null {
   return typeof v === 'number' && Number.isFinite(v) ? v : null;

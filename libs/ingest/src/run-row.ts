@@ -1,5 +1,5 @@
-import type { RowBinaryBuffer } from '@th/clickhouse';
-import { isCanonicalIso, toEpochMicros, type RunEventFields } from '@th/contracts';
+import { rowBinaryDefault, rowBinaryWriter, rowBinaryWriterOf, type RowBinaryBuffer } from '@th/clickhouse';
+import { isCanonicalIso, mergeStateText as stateText, RUN_COLUMNS, toEpochMicros, type RunColumnName, type RunEventFields, type RunRowSource } from '@th/contracts';
 import { computeRun, emptyRun, type ComputedRun, type FieldName, type MergedRun } from './run-merge';
 
 /** ClickHouse DateTime64(6) text, UTC. */
@@ -36,21 +36,50 @@ export const keyOf = (k: RunRowKey): string => `${k.session_id}|${chTime(k.start
 
 /** expiresAtSeconds as ClickHouse DateTime text (the JSON row's value). */
 export function expiresAt(retention: Record<string, number> | undefined, tier: string | null | undefined, startIso: string): string {
-  const iso = new Date(expiresAtSeconds(retention, tier, startIso) * 1000).toISOString();
-  return `${iso.slice(0, 10)} ${iso.slice(11, 19)}`;
+  return dateTimeText(expiresAtSeconds(retention, tier, startIso));
 }
 
-/**
- * The runs table's columns in the order encodeRunRow (RowBinary, what the writer inserts) and runRow
- * (JSONCompactEachRow, what the benchmarks' seeds and ceiling insert) write them.
- */
-export const RUN_ROW_COLUMNS = [
-  'tenant_id', 'session_id', 'id', 'trace_id', 'parent_run_id', 'parent_run_ids', 'reference_example_id', 'name', 'run_type',
-  'start_time', 'end_time', 'status', 'is_root', 'dotted_order', 'trace_tier', 'inputs', 'outputs', 'error', 'extra', 'events',
-  'serialized', 'tags', 'metadata', 'feedback_stats', 'total_tokens', 'prompt_tokens', 'completion_tokens', 'total_cost',
-  'prompt_cost', 'completion_cost', 'first_token_time', 'attachments', 'merge_state', 'llm', 'received_at', 'expires_at', 'version',
-  'is_deleted',
-] as const;
+/** The runs table's columns (RUN_FIELDS) in the order encodeRunRow (RowBinary, what the writer inserts) and runRow (JSONCompactEachRow, what the benchmarks' seeds and ceiling insert) write them. */
+export const RUN_ROW_COLUMNS: readonly RunColumnName[] = RUN_COLUMNS.map((c) => c.name);
+
+/** The values each column's insert reads (see RunRowSource). */
+function rowSource(run: MergedRun, version: number, receivedAtIso: string, c: ComputedRun, llm: object | null): RunRowSource {
+  const f = run.fields;
+  return {
+    tenant_id: run.tenant_id,
+    id: run.id,
+    fields: f,
+    computed: c,
+    attachments: run.attachments,
+    merge_state: f.retention_days ? { p: run.priority, r: f.retention_days } : { p: run.priority },
+    llm,
+    received_at: receivedAtIso,
+    expires_at: expiresAtSeconds(f.retention_days, f.trace_tier, c.start_time),
+    version,
+  };
+}
+
+const DATETIME64 = /^(Nullable\()?DateTime64\(/;
+
+/** Each column's value in a JSONCompactEachRow line: a time as ClickHouse's text, a JSON document as rowJsonField writes it. */
+const JSON_VALUES: readonly ((r: RunRowSource) => unknown)[] = RUN_COLUMNS.map(({ def }) => {
+  const get = def.insert;
+  if (def.json) return (r) => rowJsonField(get(r));
+  if (DATETIME64.test(def.type)) {
+    return (r) => {
+      const v = get(r) as string | null;
+      return v ? chTime(v) : null;
+    };
+  }
+  if (def.type.startsWith('DateTime(')) return (r) => dateTimeText(get(r) as number);
+  return get;
+});
+
+/** ClickHouse DateTime text of seconds since the epoch. */
+function dateTimeText(seconds: number): string {
+  const iso = new Date(seconds * 1000).toISOString();
+  return `${iso.slice(0, 10)} ${iso.slice(11, 19)}`;
+}
 
 /**
  * The whole merged run as one JSONCompactEachRow line of the runs table (values in RUN_ROW_COLUMNS
@@ -63,48 +92,9 @@ export const RUN_ROW_COLUMNS = [
  * again to be written into the insert body (most of the writer's allocation per run).
  */
 export function runRow(run: MergedRun, version: number, receivedAtIso: string, computed?: ComputedRun, llm: object | null = null): { line: string; key: string } {
-  const f = run.fields;
   const c = computed ?? computeRun(run, receivedAtIso);
-  const values = [
-    run.tenant_id,
-    c.session_id,
-    run.id,
-    c.trace_id,
-    c.parent_run_id,
-    c.parent_run_ids,
-    f.reference_example_id || null,
-    f.name ?? '',
-    f.run_type ?? '',
-    chTime(c.start_time),
-    f.end_time ? chTime(f.end_time) : null,
-    c.status,
-    c.is_root,
-    c.dotted_order,
-    f.trace_tier ?? 'longlived',
-    rowJsonField(f.inputs),
-    rowJsonField(f.outputs),
-    f.error || null,
-    rowJsonField(f.extra),
-    rowJsonField(f.events),
-    rowJsonField(f.serialized),
-    f.tags ?? [],
-    c.metadata,
-    '',
-    c.total_tokens,
-    c.prompt_tokens,
-    c.completion_tokens,
-    c.total_cost,
-    c.prompt_cost,
-    c.completion_cost,
-    c.first_token_time ? chTime(c.first_token_time) : null,
-    Object.keys(run.attachments).length ? run.attachments : '',
-    f.retention_days ? { p: run.priority, r: f.retention_days } : { p: run.priority },
-    llm ?? '',
-    chTime(receivedAtIso),
-    expiresAt(f.retention_days, f.trace_tier, c.start_time),
-    version,
-    0,
-  ];
+  const source = rowSource(run, version, receivedAtIso, c, llm);
+  const values = JSON_VALUES.map((value) => value(source));
   return { line: JSON.stringify(values), key: keyOf({ session_id: c.session_id, start_time: c.start_time }) };
 }
 
@@ -124,34 +114,26 @@ export function expiresAtSeconds(retention: Record<string, number> | undefined, 
   return s >= NEVER_EXPIRES_SECONDS ? NEVER_EXPIRES_SECONDS : clampSeconds(s);
 }
 
-const PLAIN_KEY = /^[a-z_]+$/;
-
-/**
- * The merge_state column: `{"p":{field:priority,...}}`, plus `"r":{tier:days}` with a retention, the
- * text JSON.stringify writes for that object (the same keys in the same order), built directly: the
- * priority object takes a different shape from run to run, and JSON.stringify of it was the costliest
- * value of the row (about 1 µs; this takes half). Anything unusual goes to JSON.stringify.
- */
+/** The merge_state column's text (see RunMergeState). */
 export function mergeStateText(priority: MergedRun['priority'], retention?: Record<string, number>): string {
-  let text = '{"p":{';
-  let first = true;
-  for (const k in priority) {
-    const v = (priority as Record<string, unknown>)[k];
-    if (v === undefined) continue;
-    if (typeof v !== 'number' || !Number.isFinite(v) || !PLAIN_KEY.test(k)) {
-      return JSON.stringify(retention ? { p: priority, r: retention } : { p: priority });
-    }
-    text += first ? `"${k}":${v}` : `,"${k}":${v}`;
-    first = false;
-  }
-  return retention ? `${text}},"r":${JSON.stringify(retention)}}` : `${text}}}`;
+  return stateText(retention ? { p: priority, r: retention } : { p: priority });
 }
 
-/** A DateTime64(6) value from an ISO timestamp (an unreadable one is the epoch, as chTime writes it). */
-const micros = (iso: string): number => toEpochMicros(iso) ?? 0;
-
-/** The JSON text a String column holds for a JSON field: '' when absent. */
-const jsonColumn = (v: unknown): string => (v === undefined || v === null ? '' : JSON.stringify(v));
+/** Each column's RowBinary writer, reading its value from the row's source. */
+const BINARY_WRITERS: readonly ((w: RowBinaryBuffer, r: RunRowSource) => void)[] = RUN_COLUMNS.map(({ def }) => {
+  const get = def.insert;
+  if (def.jsonText) {
+    const text = def.jsonText as (v: unknown) => string;
+    return (w, r) => w.string(text(get(r)));
+  }
+  if (def.json) {
+    return (w, r) => {
+      const v = get(r);
+      w.string(v === undefined || v === null ? '' : JSON.stringify(v));
+    };
+  }
+  return rowBinaryWriterOf(def.type, get);
+});
 
 /**
  * The whole merged run as one RowBinary row of the runs table (RUN_ROW_COLUMNS, in order): the same
@@ -162,63 +144,14 @@ const jsonColumn = (v: unknown): string => (v === undefined || v === null ? '' :
  * 9 µs as JSONCompactEachRow, and in bench/ingest the service ran 8-10% more runs per second.
  */
 export function encodeRunRow(w: RowBinaryBuffer, run: MergedRun, version: number, receivedAtIso: string, computed?: ComputedRun, llm: object | null = null): string {
-  const f = run.fields;
   const c = computed ?? computeRun(run, receivedAtIso);
-  w.uuid(run.tenant_id);
-  w.uuid(c.session_id);
-  w.uuid(run.id);
-  w.uuid(c.trace_id);
-  w.nullableUuid(c.parent_run_id);
-  w.varUInt(c.parent_run_ids.length);
-  for (const p of c.parent_run_ids) w.uuid(p);
-  w.nullableUuid(f.reference_example_id || null);
-  w.string(f.name ?? '');
-  w.string(f.run_type ?? '');
-  w.int64(micros(c.start_time));
-  if (f.end_time) {
-    w.notNull();
-    w.int64(micros(f.end_time));
-  } else w.null();
-  w.string(c.status);
-  w.bool(c.is_root);
-  w.string(c.dotted_order);
-  w.string(f.trace_tier ?? 'longlived');
-  w.string(jsonColumn(f.inputs));
-  w.string(jsonColumn(f.outputs));
-  w.nullableString(f.error || null);
-  w.string(jsonColumn(f.extra));
-  w.string(jsonColumn(f.events));
-  w.string(jsonColumn(f.serialized));
-  const tags = f.tags ?? [];
-  w.varUInt(tags.length);
-  for (const t of tags) w.string(typeof t === 'string' ? t : String(t));
-  const meta = Object.keys(c.metadata);
-  w.varUInt(meta.length);
-  for (const k of meta) {
-    w.string(k);
-    const v = c.metadata[k];
-    w.string(typeof v === 'string' ? v : String(v));
-  }
-  w.string(''); // feedback_stats
-  w.uint64(c.total_tokens);
-  w.uint64(c.prompt_tokens);
-  w.uint64(c.completion_tokens);
-  w.nullableFloat64(c.total_cost);
-  w.nullableFloat64(c.prompt_cost);
-  w.nullableFloat64(c.completion_cost);
-  if (c.first_token_time) {
-    w.notNull();
-    w.int64(micros(c.first_token_time));
-  } else w.null();
-  w.string(Object.keys(run.attachments).length ? JSON.stringify(run.attachments) : '');
-  w.string(mergeStateText(run.priority, f.retention_days));
-  w.string(llm ? JSON.stringify(llm) : '');
-  w.int64(micros(receivedAtIso));
-  w.uint32(expiresAtSeconds(f.retention_days, f.trace_tier, c.start_time));
-  w.uint64(version);
-  w.uint8(0);
+  const source = rowSource(run, version, receivedAtIso, c, llm);
+  for (let i = 0; i < BINARY_WRITERS.length; i++) BINARY_WRITERS[i](w, source);
   return keyOf({ session_id: c.session_id, start_time: c.start_time });
 }
+
+const VALUE_WRITERS = RUN_COLUMNS.map(({ def }) => rowBinaryWriter(def.type));
+const DEFAULT_WRITERS = RUN_COLUMNS.map(({ def }) => rowBinaryDefault(def.type));
 
 /**
  * A delete marker for a version written under an old sorting key, as a RowBinary row: the key
@@ -227,44 +160,21 @@ export function encodeRunRow(w: RowBinaryBuffer, run: MergedRun, version: number
  */
 export function encodeTombstone(w: RowBinaryBuffer, tenantId: string, id: string, key: string, version: number): void {
   const [session_id, start_time] = key.split('|');
-  w.uuid(tenantId);
-  w.uuid(session_id);
-  w.uuid(id);
-  w.uuid(id); // trace_id
-  w.null(); // parent_run_id
-  w.varUInt(0); // parent_run_ids
-  w.null(); // reference_example_id
-  w.string(''); // name
-  w.string(''); // run_type
-  w.int64(micros(`${start_time.replace(' ', 'T')}Z`));
-  w.null(); // end_time
-  w.string(''); // status
-  w.bool(false); // is_root
-  w.string(''); // dotted_order
-  w.string(''); // trace_tier
-  w.string(''); // inputs
-  w.string(''); // outputs
-  w.null(); // error
-  w.string(''); // extra
-  w.string(''); // events
-  w.string(''); // serialized
-  w.varUInt(0); // tags
-  w.varUInt(0); // metadata
-  w.string(''); // feedback_stats
-  w.uint64(0); // total_tokens
-  w.uint64(0); // prompt_tokens
-  w.uint64(0); // completion_tokens
-  w.null(); // total_cost
-  w.null(); // prompt_cost
-  w.null(); // completion_cost
-  w.null(); // first_token_time
-  w.string(''); // attachments
-  w.string(''); // merge_state
-  w.string(''); // llm
-  w.int64(0); // received_at
-  w.uint32(NEVER_EXPIRES_SECONDS); // expires_at
-  w.uint64(version);
-  w.uint8(1); // is_deleted
+  const values: Partial<Record<RunColumnName, unknown>> = {
+    tenant_id: tenantId,
+    session_id,
+    id,
+    trace_id: id,
+    start_time: `${start_time.replace(' ', 'T')}Z`,
+    expires_at: NEVER_EXPIRES_SECONDS,
+    version,
+    is_deleted: 1,
+  };
+  RUN_COLUMNS.forEach(({ name }, i) => {
+    const v = values[name];
+    if (v === undefined) DEFAULT_WRITERS[i](w);
+    else VALUE_WRITERS[i](w, v);
+  });
 }
 
 /** A JSONCompactEachRow line as the object a JSONEachRow line of the same row would hold. */

@@ -1,3 +1,4 @@
+import { RUN_FIELDS, RUN_FILTER_FIELDS, type RunColumnDef, type RunFieldDef, type RunFilterField, type RunFilterKind } from '@th/contracts';
 import { FilterSyntaxError } from './filter.errors';
 import {
   parseFilter,
@@ -62,7 +63,6 @@ const DURATION_RE = /^\s*(\d+(?:\.\d+)?|\.\d+)\s*(us|ms|s|m|h)?\s*$/;
 const DURATION_UNIT_SECONDS: Readonly<Record<string, number>> = { us: 1e-6, ms: 1e-3, s: 1, m: 60, h: 3600 };
 const PARAM_NAME_RE = /^[A-Za-z_][A-Za-z0-9_]*$/;
 
-export const LATENCY_SQL = "dateDiff('microsecond', start_time, end_time) / 1e6";
 
 const ORDERED: readonly FilterComparator[] = ['eq', 'neq', 'gt', 'gte', 'lt', 'lte'];
 const UUID_CMP: readonly FilterComparator[] = ['eq', 'neq', 'in'];
@@ -82,41 +82,48 @@ const FEEDBACK_CMP: Readonly<Record<'key' | 'score' | 'value', readonly FilterCo
   value: ['eq', 'neq', 'in', 'search', 'like', 'ilike'],
 };
 
-function column(label: string, type: ScalarType, nullable: boolean, comparators: readonly FilterComparator[]): FieldSpec {
-  return { kind: 'column', operand: { sql: label, type, nullable, label }, comparators };
+/** The scalar a column filter compares, by the column's ClickHouse type. */
+function scalarOf(chType: string): ScalarType {
+  const t = chType.replace(/^Nullable\((.*)\)$/, '$1').replace(/^LowCardinality\((.*)\)$/, '$1');
+  if (t === 'UUID' || t === 'String' || t === 'Bool') return t;
+  if (t.startsWith('DateTime')) return 'DateTime';
+  if (t.startsWith('UInt') || t.startsWith('Int') || t.startsWith('Float')) return 'Float64';
+  throw new Error(`no filter scalar for the ClickHouse type ${chType}`);
+}
+
+const KIND_COMPARATORS: Readonly<Record<'uuid' | 'string' | 'number' | 'time' | 'bool', readonly FilterComparator[]>> = {
+  uuid: UUID_CMP,
+  string: STRING_CMP,
+  number: NUMBER_CMP,
+  time: ORDERED,
+  bool: ['eq', 'neq'],
+};
+
+/** A run field's filter, from its declaration in RUN_FIELDS. */
+function runFieldSpec(field: RunFilterField, def: RunFieldDef): FieldSpec {
+  const kind = def.filter as RunFilterKind;
+  switch (kind) {
+    case 'error':
+    case 'tags':
+    case 'metadata':
+      return { kind };
+    case 'json':
+      return { kind: 'json', column: field as 'inputs' | 'outputs' };
+    case 'duration':
+      return {
+        kind: 'column',
+        operand: { sql: def.sql as string, type: 'Float64', nullable: true, label: field, acceptsDurations: true },
+        comparators: NUMBER_CMP,
+      };
+    default: {
+      const type = (def.column as RunColumnDef).type;
+      return { kind: 'column', operand: { sql: field, type: scalarOf(type), nullable: type.startsWith('Nullable('), label: field }, comparators: KIND_COMPARATORS[kind] };
+    }
+  }
 }
 
 const FIELD_SPECS: Readonly<Record<FilterField, FieldSpec>> = {
-  id: column('id', 'UUID', false, UUID_CMP),
-  trace_id: column('trace_id', 'UUID', false, UUID_CMP),
-  session_id: column('session_id', 'UUID', false, UUID_CMP),
-  parent_run_id: column('parent_run_id', 'UUID', true, UUID_CMP),
-  reference_example_id: column('reference_example_id', 'UUID', true, UUID_CMP),
-  name: column('name', 'String', false, STRING_CMP),
-  run_type: column('run_type', 'String', false, STRING_CMP),
-  status: column('status', 'String', false, STRING_CMP),
-  trace_tier: column('trace_tier', 'String', false, STRING_CMP),
-  dotted_order: column('dotted_order', 'String', false, STRING_CMP),
-  start_time: column('start_time', 'DateTime', false, ORDERED),
-  end_time: column('end_time', 'DateTime', true, ORDERED),
-  first_token_time: column('first_token_time', 'DateTime', true, ORDERED),
-  is_root: column('is_root', 'Bool', false, ['eq', 'neq']),
-  total_tokens: column('total_tokens', 'Float64', false, NUMBER_CMP),
-  prompt_tokens: column('prompt_tokens', 'Float64', false, NUMBER_CMP),
-  completion_tokens: column('completion_tokens', 'Float64', false, NUMBER_CMP),
-  total_cost: column('total_cost', 'Float64', true, NUMBER_CMP),
-  prompt_cost: column('prompt_cost', 'Float64', true, NUMBER_CMP),
-  completion_cost: column('completion_cost', 'Float64', true, NUMBER_CMP),
-  latency: {
-    kind: 'column',
-    operand: { sql: LATENCY_SQL, type: 'Float64', nullable: true, label: 'latency', acceptsDurations: true },
-    comparators: NUMBER_CMP,
-  },
-  error: { kind: 'error' },
-  tags: { kind: 'tags' },
-  metadata: { kind: 'metadata' },
-  inputs: { kind: 'json', column: 'inputs' },
-  outputs: { kind: 'json', column: 'outputs' },
+  ...(Object.fromEntries(RUN_FILTER_FIELDS.map((f) => [f, runFieldSpec(f, RUN_FIELDS[f])])) as Record<RunFilterField, FieldSpec>),
   metadata_key: { kind: 'key', family: 'metadata' },
   metadata_value: { kind: 'value', family: 'metadata' },
   input_key: { kind: 'key', family: 'input' },

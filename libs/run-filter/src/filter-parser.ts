@@ -1,3 +1,4 @@
+import { RUN_FILTER_FIELDS, type RunFilterField } from '@th/contracts';
 import { FilterSyntaxError } from './filter.errors';
 
 export const MAX_FILTER_LENGTH = 10_000;
@@ -21,34 +22,8 @@ export type FilterComparator = (typeof FILTER_COMPARATORS)[number];
 export const FILTER_LOGICAL_OPERATORS = ['and', 'or', 'not'] as const;
 export type FilterLogicalOperator = (typeof FILTER_LOGICAL_OPERATORS)[number];
 
-/** Canonical field names; aliases are resolved by the parser (see FILTER_FIELD_ALIASES). */
-export const FILTER_FIELDS = [
-  'id',
-  'trace_id',
-  'session_id',
-  'parent_run_id',
-  'reference_example_id',
-  'name',
-  'run_type',
-  'status',
-  'start_time',
-  'end_time',
-  'first_token_time',
-  'latency',
-  'is_root',
-  'error',
-  'inputs',
-  'outputs',
-  'tags',
-  'metadata',
-  'total_tokens',
-  'prompt_tokens',
-  'completion_tokens',
-  'total_cost',
-  'prompt_cost',
-  'completion_cost',
-  'trace_tier',
-  'dotted_order',
+/** Fields of the filter language beyond the run's own (RUN_FIELDS' `filter`): keys and values inside JSON columns, and feedback. */
+const FILTER_FAMILY_FIELDS = [
   'metadata_key',
   'metadata_value',
   'input_key',
@@ -59,7 +34,14 @@ export const FILTER_FIELDS = [
   'feedback_score',
   'feedback_value',
 ] as const;
-export type FilterField = (typeof FILTER_FIELDS)[number];
+
+/** Canonical field names; aliases are resolved by the parser (see FILTER_FIELD_ALIASES). */
+export const FILTER_FIELDS: readonly FilterField[] = [...RUN_FILTER_FIELDS, ...FILTER_FAMILY_FIELDS];
+export type FilterField = RunFilterField | (typeof FILTER_FAMILY_FIELDS)[number];
+
+/** The fields an unknown field's message lists first: the ids a filter most often names. */
+const LISTED_FIRST: readonly FilterField[] = ['id', 'trace_id', 'session_id'];
+const LISTED_FIELDS = [...LISTED_FIRST, ...FILTER_FIELDS.filter((f) => !LISTED_FIRST.includes(f))];
 
 export const FILTER_FIELD_ALIASES: Readonly<Record<string, FilterField>> = {
   run_id: 'id',
@@ -262,7 +244,7 @@ class Parser {
     const name = resolveFilterField(written);
     if (name === null) {
       throw new FilterSyntaxError(
-        `unknown field '${written}'; expected one of ${[...FILTER_FIELDS, ...Object.keys(FILTER_FIELD_ALIASES)].join(', ')}`,
+        `unknown field '${written}'; expected one of ${[...LISTED_FIELDS, ...Object.keys(FILTER_FIELD_ALIASES)].join(', ')}`,
         position,
       );
     }

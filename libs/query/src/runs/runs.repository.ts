@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { byIdCondition, byIdsCondition, ClickHouse, RUNS_BY_ID, type QueryParams } from '@th/clickhouse';
-import type { RunRecord } from '@th/contracts';
+import { RUN_FIELDS, type RunFieldDef, type RunRecord } from '@th/contracts';
 
 export interface TenantScope {
   tenant_id: string;
@@ -15,42 +15,9 @@ export interface Condition {
 const NIL_UUID = '00000000-0000-0000-0000-000000000000';
 
 /** Stored column (or expression) behind each run record field. */
-const FIELD_SQL: Record<keyof RunRecord, string> = {
-  id: 'id',
-  tenant_id: 'tenant_id',
-  session_id: 'session_id',
-  trace_id: 'trace_id',
-  parent_run_id: 'parent_run_id',
-  parent_run_ids: 'parent_run_ids',
-  reference_example_id: 'reference_example_id',
-  name: 'name',
-  run_type: 'run_type',
-  start_time: 'start_time',
-  end_time: 'end_time',
-  status: 'status',
-  is_root: 'is_root',
-  dotted_order: 'dotted_order',
-  trace_tier: 'trace_tier',
-  inputs: 'inputs',
-  outputs: 'outputs',
-  error: 'error',
-  extra: 'extra',
-  events: 'events',
-  tags: 'tags',
-  serialized: 'serialized',
-  feedback_stats: 'feedback_stats',
-  total_tokens: 'total_tokens',
-  prompt_tokens: 'prompt_tokens',
-  completion_tokens: 'completion_tokens',
-  total_cost: 'total_cost',
-  prompt_cost: 'prompt_cost',
-  completion_cost: 'completion_cost',
-  first_token_time: 'first_token_time',
-  latency: "if(end_time IS NULL, NULL, dateDiff('microsecond', start_time, end_time) / 1e6) AS latency",
-  app_path: 'session_id',
-  attachments: 'attachments',
-  llm: 'llm',
-};
+const FIELD_SQL = Object.fromEntries(
+  Object.entries(RUN_FIELDS).map(([field, def]: [string, RunFieldDef]) => [field, def.select ?? field]),
+) as Record<keyof RunRecord, string>;
 
 export type StoredRun = Record<string, unknown>;
 

@@ -1,6 +1,8 @@
 import { Injectable } from '@nestjs/common';
 import {
+  RUN_FIELDS,
   RUN_RECORD_FIELDS,
+  type RunFieldDef,
   type Identity,
   type RunQuery,
   type RunRecord,
@@ -19,7 +21,18 @@ const DEFAULT_SELECT = RUN_RECORD_FIELDS;
 const ALWAYS_SELECTED: readonly (keyof RunRecord)[] = ['id', 'name', 'run_type', 'start_time', 'trace_id'];
 /** Up to this many ids, a query naming runs locates them first (beyond, the general path scans the workspace). */
 const LOCATED_IDS_MAX = 1_000;
-const JSON_OBJECT_FIELDS = new Set(['inputs', 'outputs', 'extra', 'serialized', 'feedback_stats']);
+
+/** How each record field's stored value is answered (RUN_FIELDS: the column's type, `json`, `read`). */
+type ReadAs = 'json' | 'bool' | 'count' | 'plain' | NonNullable<RunFieldDef['read']>;
+const READ_AS = Object.fromEntries(
+  Object.entries(RUN_FIELDS).map(([field, def]: [string, RunFieldDef]): [string, ReadAs] => {
+    if (def.read) return [field, def.read];
+    if (def.column?.json) return [field, 'json'];
+    if (def.column?.type === 'Bool') return [field, 'bool'];
+    if (def.column?.type === 'UInt64') return [field, 'count'];
+    return [field, 'plain'];
+  }),
+) as Record<keyof RunRecord, ReadAs>;
 
 interface Cursor {
   t: string;
@@ -179,21 +192,36 @@ export class RunsService {
     const out: Record<string, unknown> = {};
     for (const f of fields) {
       const v = row[f];
-      if (JSON_OBJECT_FIELDS.has(f)) out[f] = typeof v === 'string' && v !== '' ? JSON.parse(v) : null;
-      else if (f === 'events') out[f] = typeof v === 'string' && v !== '' ? JSON.parse(v) : [];
-      else if (f === 'attachments') {
-        const stored = (typeof v === 'string' && v !== '' ? JSON.parse(v) : {}) as Record<string, { mime_type: string }>;
-        if (omitNoAttachments && Object.keys(stored).length === 0) continue;
-        out.s3_urls = Object.fromEntries(
-          Object.entries(stored).map(([name, a]) => [`attachment.${name}`, { presigned_url: sign ? sign(String(row.id), name) : null, mime_type: a.mime_type }]),
-        );
+      switch (READ_AS[f]) {
+        case 'json':
+          out[f] = typeof v === 'string' && v !== '' ? JSON.parse(v) : null;
+          break;
+        case 'jsonList':
+          out[f] = typeof v === 'string' && v !== '' ? JSON.parse(v) : [];
+          break;
+        case 'attachments': {
+          const stored = (typeof v === 'string' && v !== '' ? JSON.parse(v) : {}) as Record<string, { mime_type: string }>;
+          if (omitNoAttachments && Object.keys(stored).length === 0) continue;
+          out.s3_urls = Object.fromEntries(
+            Object.entries(stored).map(([name, a]) => [`attachment.${name}`, { presigned_url: sign ? sign(String(row.id), name) : null, mime_type: a.mime_type }]),
+          );
+          break;
+        }
+        case 'appPath':
+          out[f] = `/o/${identity.organization_id}/projects/p/${String(row.session_id)}/r/${String(row.id)}?trace_id=${String(row.trace_id)}`;
+          break;
+        case 'tenant':
+          out[f] = identity.tenant_id;
+          break;
+        case 'bool':
+          out[f] = v === true || v === 1 || v === '1';
+          break;
+        case 'count':
+          out[f] = Number(v ?? 0);
+          break;
+        default:
+          out[f] = v ?? null;
       }
-      else if (f === 'llm') out[f] = typeof v === 'string' && v !== '' ? JSON.parse(v) : null;
-      else if (f === 'app_path') out[f] = `/o/${identity.organization_id}/projects/p/${String(row.session_id)}/r/${String(row.id)}?trace_id=${String(row.trace_id)}`;
-      else if (f === 'tenant_id') out[f] = identity.tenant_id;
-      else if (f === 'is_root') out[f] = v === true || v === 1 || v === '1';
-      else if (['total_tokens', 'prompt_tokens', 'completion_tokens'].includes(f)) out[f] = Number(v ?? 0);
-      else out[f] = v ?? null;
     }
     // The token and cost breakdowns of usage_metadata, answered where the SDK's Run reads them.
     if (fields.includes('outputs') && fields.includes('extra')) Object.assign(out, usageDetails(out.outputs, out.extra));
