@@ -58,8 +58,12 @@ export class JsonBodyPool {
    */
   run(body: Buffer, maxDepth: number): Promise<JsonBodyResult> {
     if (this.closed) return Promise.reject(new JsonWorkerLostError('the JSON body pool is closed'));
-    // Only a buffer that owns its memory may be moved (a small Buffer shares Node's pool with others).
-    const own = body.byteOffset === 0 && body.byteLength === body.buffer.byteLength ? body : Buffer.from(body);
+    // Only a buffer that owns its memory may be moved (a small Buffer shares Node's pool slab with others).
+    let own = body;
+    if (body.byteOffset !== 0 || body.byteLength !== body.buffer.byteLength) {
+      own = Buffer.allocUnsafeSlow(body.length);
+      body.copy(own);
+    }
     return new Promise<JsonBodyResult>((resolve, reject) => {
       this.queue.push({ message: { id: this.nextId++, bytes: own.buffer as ArrayBuffer, length: own.length, maxDepth }, resolve, reject });
       this.dispatch();
