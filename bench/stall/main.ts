@@ -277,8 +277,9 @@ function phaseSteps(phase: Phase, ctx: { datasetId?: string }, args: Args): Step
           make: () => ({ method: 'POST', path: '/api/v1/datasets', body: json({ name: `bulk-${randomUUID()}` }) }),
         },
         {
+          // About 3 KB an example: 25 MB stays under the route's 10,000 items.
           label: '25 MB examples/bulk',
-          make: () => ({ method: 'POST', path: '/api/v1/examples/bulk', body: json(itemsUpTo(fill, (i) => ({ dataset_id: ctx.datasetId ?? randomUUID(), inputs: { q: kb(i) }, outputs: { a: i } }))) }),
+          make: () => ({ method: 'POST', path: '/api/v1/examples/bulk', body: json(itemsUpTo(fill, (i) => ({ dataset_id: ctx.datasetId ?? randomUUID(), inputs: { q: kb(i), r: kb(i), s: kb(i) }, outputs: { a: i } }))) }),
         },
         {
           label: '25 MB feedback (correction)',
