@@ -8,6 +8,8 @@
  *   schema     a dataset whose inputs schema has pattern ^(a+)+$, then POST /examples with 29 a's and "!";
  *   multipart  100,000 empty parts (CRLF, as every client sends; about 6 MB), and a 25 MB body of runs;
  *   json       25 MB of runs as one JSON batch (one JSON.parse of the whole limit);
+ *   bodies     25 MB JSON bodies on the other routes: one run (POST /runs), OTLP/JSON spans, examples/bulk,
+ *              feedback, upload-experiment;
  *   depth      a run whose inputs nest 5,000 levels, and a body of 1,000,000 nested arrays.
  * Each phase prints one JSON line (status and time of each request, the probe's p50/p99/max in the
  * phase, and the longest /ok during each request and the --settle seconds after its answer, so work done after
@@ -27,7 +29,7 @@ import { startAppProcess } from '@th/testing';
 import { median, percentile, round } from '../lib/stats';
 import { benchRun } from '../lib/workload';
 
-const PHASES = ['regex', 'schema', 'multipart', 'json', 'depth'] as const;
+const PHASES = ['regex', 'schema', 'multipart', 'json', 'bodies', 'depth'] as const;
 type Phase = (typeof PHASES)[number];
 const TARGET_MS = 100;
 
@@ -167,6 +169,22 @@ function runsMultipart(bytes: number, boundary: string): { body: Buffer; runs: n
   return { body: multipart(parts, boundary), runs };
 }
 
+/** `make(i)` items until their JSON reaches `bytes` (the body's framing aside). */
+function itemsUpTo(bytes: number, make: (i: number) => unknown): unknown[] {
+  const out: unknown[] = [];
+  let size = 0;
+  while (size < bytes) {
+    const item = make(out.length);
+    size += JSON.stringify(item).length + 1;
+    out.push(item);
+  }
+  return out;
+}
+
+/** About 1 KB of text, different for each i. */
+const kb = (i: number) => `${i} ${'lorem ipsum dolor sit amet, consectetur adipiscing elit '.repeat(17)}`;
+const BODY_BYTES = 25 * 1024 * 1024 - 64 * 1024;
+
 function runsBatch(bytes: number): { body: Buffer; runs: number } {
   const post: Record<string, unknown>[] = [];
   const patch: Record<string, unknown>[] = [];
@@ -231,6 +249,52 @@ function phaseSteps(phase: Phase, ctx: { datasetId?: string }, args: Args): Step
     }
     case 'json':
       return [{ label: '25 MB of runs (batch JSON)', make: () => ({ method: 'POST', path: '/api/v1/runs/batch', body: runsBatch(25 * 1024 * 1024 - 64 * 1024).body }) }];
+    case 'bodies': {
+      const fill = BODY_BYTES - 4096;
+      const kv = (key: string, value: string) => ({ key, value: { stringValue: value } });
+      return [
+        {
+          label: '25 MB run (POST /runs, 25,000 input keys)',
+          make: () => {
+            const inputs = Object.fromEntries(itemsUpTo(fill, (i) => [`k${i}`, kb(i)]) as [string, string][]);
+            return { method: 'POST', path: '/api/v1/runs', body: json({ id: randomUUID(), name: 'big', run_type: 'chain', start_time: new Date().toISOString(), inputs }) };
+          },
+        },
+        {
+          label: '25 MB OTLP/JSON spans',
+          make: () => {
+            const traceId = randomBytes(16).toString('hex');
+            const start = BigInt(Date.now()) * 1_000_000n;
+            const spans = itemsUpTo(fill, (i) => ({
+              traceId, spanId: randomBytes(8).toString('hex'), name: 'chat', kind: 1, startTimeUnixNano: String(start), endTimeUnixNano: String(start + 1_000_000n),
+              attributes: [kv('gen_ai.operation.name', 'chat'), kv('gen_ai.prompt', kb(i))],
+            }));
+            return { method: 'POST', path: '/api/v1/otel/v1/traces', body: json({ resourceSpans: [{ resource: { attributes: [kv('service.name', 'stall')] }, scopeSpans: [{ scope: { name: 'stall' }, spans }] }] }) };
+          },
+        },
+        {
+          label: 'dataset for the bulk examples',
+          make: () => ({ method: 'POST', path: '/api/v1/datasets', body: json({ name: `bulk-${randomUUID()}` }) }),
+        },
+        {
+          // About 3 KB an example: 25 MB stays under the route's 10,000 items.
+          label: '25 MB examples/bulk',
+          make: () => ({ method: 'POST', path: '/api/v1/examples/bulk', body: json(itemsUpTo(fill, (i) => ({ dataset_id: ctx.datasetId ?? randomUUID(), inputs: { q: kb(i), r: kb(i), s: kb(i) }, outputs: { a: i } }))) }),
+        },
+        {
+          label: '25 MB feedback (correction)',
+          make: () => ({ method: 'POST', path: '/api/v1/feedback', body: json({ run_id: randomUUID(), key: 'big', correction: Object.fromEntries(itemsUpTo(fill, (i) => [`k${i}`, kb(i)]) as [string, string][]) }) }),
+        },
+        {
+          label: '25 MB upload-experiment',
+          make: () => {
+            const t = new Date().toISOString();
+            const results = itemsUpTo(fill, (i) => ({ row_id: randomUUID(), inputs: { q: kb(i) }, expected_outputs: {}, actual_outputs: { a: i }, start_time: t, end_time: t, run_name: 'r' }));
+            return { method: 'POST', path: '/api/v1/datasets/upload-experiment', body: json({ experiment_name: `big-${randomUUID()}`, dataset_name: `big-${randomUUID()}`, experiment_start_time: t, experiment_end_time: t, results }) };
+          },
+        },
+      ];
+    }
     case 'depth': {
       const nest = (n: number) => Buffer.from(`{"id":"${randomUUID()}","name":"deep","run_type":"chain","start_time":"${new Date().toISOString()}","inputs":{"x":${'['.repeat(n)}${']'.repeat(n)}}}`);
       return [
@@ -287,7 +351,7 @@ async function main(): Promise<void> {
         const req = make();
         const sent = Date.now();
         const a = await send(svc.url, apiKey, req.method, req.path, req.body, req.contentType ?? 'application/json', args.timeout * 1000);
-        if (label.startsWith('dataset pattern') && a.status === 200) ctx.datasetId = (JSON.parse(a.body) as { id?: string }).id;
+        if ((label.startsWith('dataset pattern') || label.startsWith('dataset for')) && a.status === 200) ctx.datasetId = (JSON.parse(a.body) as { id?: string }).id;
         // Work done after the answer (the writer's) counts towards the request that caused it.
         await new Promise((r) => setTimeout(r, args.settle * 1000));
         const ok = probeWindow(sent, Date.now());

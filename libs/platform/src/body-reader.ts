@@ -3,10 +3,16 @@ import * as zlib from 'node:zlib';
 import type { NextFunction, Request, Response } from 'express';
 import { decompress as zstdDecompress } from 'fzstd';
 import { UPLOADS_PATH } from '@th/contracts';
-import { jsonDepthExceeded, JsonTooDeepError, jsonTooDeepItem } from './json-depth';
+import { promisify } from 'node:util';
+import { JsonWorkerLostError, type JsonBodyPool } from './json-body-pool';
+import { jsonDepthExceeded, JsonTooDeepError, jsonTooDeepItem, MAX_JSON_DEPTH } from './json-depth';
+import { parseByPlan } from './json-plan';
 
-/** Bodies larger than this are read, checked, parsed and handed to the route in separate turns of the event loop. */
-const LARGE_BODY_BYTES = 1024 * 1024;
+/**
+ * Bodies larger than this are read into one buffer as they arrive, and (JSON) checked and cut by the worker
+ * pool, then parsed in slices; smaller ones are parsed at once (1 MB of JSON takes a few milliseconds).
+ */
+export const LARGE_BODY_BYTES = 1024 * 1024;
 
 export interface RawBodyRequest extends Request {
   rawBody?: Buffer;
@@ -17,18 +23,23 @@ function sendError(res: Response, status: number, body: unknown): void {
   res.status(status).json(body);
 }
 
-function inflate(encoding: string, data: Buffer, limit: number): Buffer {
+const gunzip = promisify(zlib.gunzip);
+const inflateDeflate = promisify(zlib.inflate);
+const brotliDecompress = promisify(zlib.brotliDecompress);
+
+/** The decoded body; zlib's codecs run on libuv's thread pool, off the event loop. */
+async function inflate(encoding: string, data: Buffer, limit: number): Promise<Buffer> {
   switch (encoding) {
     case 'identity':
     case '':
       return data;
     case 'gzip':
     case 'x-gzip':
-      return zlib.gunzipSync(data, { maxOutputLength: limit });
+      return gunzip(data, { maxOutputLength: limit });
     case 'deflate':
-      return zlib.inflateSync(data, { maxOutputLength: limit });
+      return inflateDeflate(data, { maxOutputLength: limit });
     case 'br':
-      return zlib.brotliDecompressSync(data, { maxOutputLength: limit });
+      return brotliDecompress(data, { maxOutputLength: limit });
     case 'zstd': {
       const out = zstdDecompress(new Uint8Array(data.buffer, data.byteOffset, data.byteLength));
       if (out.byteLength > limit) throw new RangeError('Cannot create a Buffer larger than the limit');
@@ -70,11 +81,20 @@ function setLazyRawBody(req: RawBodyRequest, chunks: Buffer[], size: number): vo
 /** Upload bodies are files: raw whatever their Content-Type, or without one (`curl -T`, fetch with a Buffer). */
 const isUpload = (url: string) => url.startsWith(`${UPLOADS_PATH}/`);
 
+/** The 503 for a large body whose worker stopped: nothing was done with the request, the client may send it again. */
+function parserLost(res: Response): void {
+  if (res.headersSent) return;
+  res.setHeader('Retry-After', '1');
+  sendError(res, 503, { detail: 'The request body could not be parsed (its parser thread stopped); nothing was stored, retry the request' });
+}
+
 /**
  * Reads the whole request body (chunked or not) within a byte limit, undoes gzip/deflate/br/zstd,
  * and parses JSON bodies. Multipart bodies and uploads stay raw in `req.rawBody` for the route.
+ * With a pool, JSON bodies over LARGE_BODY_BYTES are checked and cut off the event loop and built in slices
+ * (json-plan.ts), with the same answers as the small-body path.
  */
-export function bodyReader(limitBytes: number) {
+export function bodyReader(limitBytes: number, pool?: JsonBodyPool) {
   return (req: RawBodyRequest, res: Response, next: NextFunction): void => {
     const hasBody = req.headers['transfer-encoding'] !== undefined || Number(req.headers['content-length'] ?? 0) > 0;
     if (!hasBody) {
@@ -88,18 +108,22 @@ export function bodyReader(limitBytes: number) {
       return;
     }
     const chunks: Buffer[] = [];
+    // A large body of known length is copied into one buffer as it arrives: joining 25 MB at the end (and
+    // touching that much fresh memory) held the event loop for tens of milliseconds.
+    const whole = declared > LARGE_BODY_BYTES && req.headers['transfer-encoding'] === undefined ? Buffer.allocUnsafeSlow(declared) : null;
     let size = 0;
     let aborted = false;
     req.on('data', (chunk: Buffer) => {
       if (aborted) return;
-      size += chunk.length;
-      if (size > limitBytes) {
+      if (size + chunk.length > limitBytes) {
         aborted = true;
         chunks.length = 0;
         sendError(res, 413, { detail: `Request body exceeds the limit of ${limitBytes} bytes` });
         return;
       }
-      chunks.push(chunk);
+      if (whole && size + chunk.length <= whole.length) chunk.copy(whole, size);
+      else chunks.push(chunk);
+      size += chunk.length;
     });
     req.on('error', (err) => {
       if (!aborted) next(err);
@@ -107,53 +131,80 @@ export function bodyReader(limitBytes: number) {
     });
     req.on('end', () => {
       if (aborted) return;
-      const encoding = String(req.headers['content-encoding'] ?? 'identity').trim().toLowerCase();
-      const type = String(req.headers['content-type'] ?? '').toLowerCase();
-      const json = !isUpload(req.url) && (type === '' || type.includes('json'));
-      // The JSON text to parse (null: an empty body).
-      let text: string | null = null;
-      if (json && (encoding === 'identity' || encoding === '')) {
-        // The common case (every SDK batch): the text comes straight from the chunks read, and the
-        // whole body as one Buffer is made only for a route that asks for req.rawBody (a webhook's
-        // signature, say). A copy of every body counted towards V8's external memory, and each 64 MB
-        // of that forced a garbage collection of the JS heap.
-        setLazyRawBody(req, chunks, size);
-        if (size > 0) text = utf8Text(chunks);
-      } else {
-        let raw: Buffer;
-        try {
-          raw = inflate(encoding, Buffer.concat(chunks, size), limitBytes);
-        } catch (err) {
-          if (err instanceof TypeError) return sendError(res, 415, { detail: (err as Error).message });
-          if (err instanceof RangeError || (err as { code?: string }).code === 'ERR_BUFFER_TOO_LARGE')
-            return sendError(res, 413, { detail: `Decompressed body exceeds the limit of ${limitBytes} bytes` });
-          return sendError(res, 422, {
-            detail: [{ loc: ['body'], msg: `Could not decode ${encoding} body: ${(err as Error).message}`, type: 'value_error' }],
-          });
-        }
-        req.rawBody = raw;
-        if (json && raw.length > 0) text = raw.toString('utf8');
-      }
-      // A large body's depth check, its parse and the route each get a turn of the event loop of their own
-      // (each takes tens of milliseconds per 10 MB).
-      const step = size > LARGE_BODY_BYTES ? (fn: () => void) => setImmediate(fn) : (fn: () => void) => fn();
-      if (!json || text === null) {
-        if (json) req.body = undefined;
-        return step(next);
-      }
-      const body = text;
-      const deepAt = jsonDepthExceeded(body);
-      if (deepAt >= 0) return sendError(res, 422, { detail: [jsonTooDeepItem(new JsonTooDeepError(deepAt), ['body', deepAt])] });
-      step(() => {
-        try {
-          req.body = JSON.parse(body);
-        } catch (err) {
-          return sendError(res, 422, jsonDecodeError(err));
-        }
-        step(next);
-      });
+      if (whole) chunks.unshift(whole.subarray(0, Math.min(size, whole.length)));
+      void finish(req, res, next, chunks, size).catch((err: unknown) => next(err));
     });
   };
+
+  async function finish(req: RawBodyRequest, res: Response, next: NextFunction, chunks: Buffer[], size: number): Promise<void> {
+    const encoding = String(req.headers['content-encoding'] ?? 'identity').trim().toLowerCase();
+    const type = String(req.headers['content-type'] ?? '').toLowerCase();
+    const json = !isUpload(req.url) && (type === '' || type.includes('json'));
+    // The JSON text to parse, or the bytes for the pool (both null: an empty body).
+    let text: string | null = null;
+    let bytes: Buffer | null = null;
+    if (json && (encoding === 'identity' || encoding === '')) {
+      // The common case (every SDK batch): the text comes straight from the chunks read, and the
+      // whole body as one Buffer is made only for a route that asks for req.rawBody (a webhook's
+      // signature, say). A copy of every body counted towards V8's external memory, and each 64 MB
+      // of that forced a garbage collection of the JS heap.
+      if (pool && size > LARGE_BODY_BYTES) bytes = chunks.length === 1 ? chunks[0] : Buffer.concat(chunks, size);
+      else {
+        setLazyRawBody(req, chunks, size);
+        if (size > 0) text = utf8Text(chunks);
+      }
+    } else {
+      let raw: Buffer;
+      try {
+        raw = await inflate(encoding, chunks.length === 1 ? chunks[0] : Buffer.concat(chunks, size), limitBytes);
+      } catch (err) {
+        if (err instanceof TypeError) return sendError(res, 415, { detail: (err as Error).message });
+        if (err instanceof RangeError || (err as { code?: string }).code === 'ERR_BUFFER_TOO_LARGE')
+          return sendError(res, 413, { detail: `Decompressed body exceeds the limit of ${limitBytes} bytes` });
+        return sendError(res, 422, {
+          detail: [{ loc: ['body'], msg: `Could not decode ${encoding} body: ${(err as Error).message}`, type: 'value_error' }],
+        });
+      }
+      req.rawBody = raw;
+      if (json && pool && raw.length > LARGE_BODY_BYTES) bytes = raw;
+      else if (json && raw.length > 0) text = raw.toString('utf8');
+    }
+    if (bytes) return parseInPool(req, res, next, bytes, pool!);
+    // A large body's depth check, its parse and the route each get a turn of the event loop of their own
+    // (each takes tens of milliseconds per 10 MB).
+    const step = size > LARGE_BODY_BYTES ? (fn: () => void) => setImmediate(fn) : (fn: () => void) => fn();
+    if (!json || text === null) {
+      if (json) req.body = undefined;
+      return step(next);
+    }
+    const body = text;
+    const deepAt = jsonDepthExceeded(body);
+    if (deepAt >= 0) return sendError(res, 422, { detail: [jsonTooDeepItem(new JsonTooDeepError(deepAt), ['body', deepAt])] });
+    step(() => {
+      try {
+        req.body = JSON.parse(body);
+      } catch (err) {
+        return sendError(res, 422, jsonDecodeError(err));
+      }
+      step(next);
+    });
+  }
+}
+
+/** A large JSON body: checked and cut by the pool, then built here in slices; the same answers as above. */
+async function parseInPool(req: RawBodyRequest, res: Response, next: NextFunction, bytes: Buffer, pool: JsonBodyPool): Promise<void> {
+  let result;
+  try {
+    result = await pool.run(bytes, MAX_JSON_DEPTH);
+  } catch (err) {
+    if (err instanceof JsonWorkerLostError) return parserLost(res);
+    throw err;
+  }
+  if (result.kind === 'too_deep') return sendError(res, 422, { detail: [jsonTooDeepItem(new JsonTooDeepError(result.position), ['body', result.position])] });
+  if (result.kind === 'invalid') return sendError(res, 422, jsonDecodeError(new SyntaxError(result.message)));
+  req.rawBody = result.body;
+  req.body = await parseByPlan(result.body, result.plan);
+  next();
 }
 
 /** The published SDK appends paths to whatever base the user set: serve /, /api and /api/v1 alike. */

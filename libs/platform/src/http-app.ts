@@ -6,6 +6,7 @@ import type { Express, NextFunction, Request, Response } from 'express';
 import { ExpressAdapter, type NestExpressApplication } from '@nestjs/platform-express';
 import { apiPrefixRewrite, bodyReader } from './body-reader';
 import { HttpExceptionFilter } from './http-exception.filter';
+import { JsonBodyPool } from './json-body-pool';
 import { JsonLogger, type LogLevel } from './logger';
 import { webAppMiddleware } from './web-app';
 
@@ -68,7 +69,10 @@ export async function createHttpApp(module: Parameters<typeof NestFactory.create
   if (opts.webDir) app.use(webAppMiddleware(opts.webDir));
   for (const mw of opts.beforeBody ?? []) app.use(mw);
   app.use(apiPrefixRewrite);
-  app.use(bodyReader(opts.maxBodyBytes));
+  // Large JSON bodies are parsed off the event loop (workers start on first use, stop with the server).
+  const jsonPool = new JsonBodyPool();
+  app.getHttpServer().once('close', () => void jsonPool.close());
+  app.use(bodyReader(opts.maxBodyBytes, jsonPool));
   app.useGlobalFilters(new HttpExceptionFilter());
   app.enableShutdownHooks();
   return app;

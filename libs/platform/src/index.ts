@@ -12,5 +12,7 @@ export * from './url-credentials';
 export * from './outbound-policy';
 export * from './pacer';
 export * from './json-depth';
+export * from './json-body-pool';
+export * from './json-plan';
 export * from './url-signer';
 export * from './web-app';
