@@ -85,6 +85,29 @@ async function ensureTemplate(template: DatabaseTemplate): Promise<string> {
 }
 
 /**
+ * The databases (each owned by a role of the same name) that a control plane using this test database made for
+ * its deployments and did not tear down: they live beside it on the machine's PostgreSQL, so they go with it.
+ */
+async function leftDeploymentDatabases(url: string): Promise<string[]> {
+  const c = new Client({ connectionString: url });
+  try {
+    await c.connect();
+  } catch {
+    return [];
+  }
+  try {
+    const table = await c.query<{ t: string | null }>("SELECT to_regclass('control_plane.deployments')::text AS t");
+    if (!table.rows[0]?.t) return [];
+    const { rows } = await c.query<{ db: string }>(
+      "SELECT DISTINCT runtime->>'database_name' AS db FROM control_plane.deployments WHERE runtime->>'database_name' LIKE 'th\\_agent\\_%'",
+    );
+    return rows.map((r) => r.db);
+  } finally {
+    await c.end();
+  }
+}
+
+/**
  * Creates a fresh database for one test process and drops it afterwards: empty, or a copy of `template`
  * (migrated once per schema version instead of once per suite).
  */
@@ -106,7 +129,14 @@ export async function createTestDatabase(prefix = 'th_test', template?: Database
     url: databaseUrl(name),
     name,
     async drop() {
-      await withAdmin((admin) => admin.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`));
+      const deploymentDatabases = await leftDeploymentDatabases(databaseUrl(name));
+      await withAdmin(async (admin) => {
+        await admin.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
+        for (const db of deploymentDatabases) {
+          await admin.query(`DROP DATABASE IF EXISTS ${admin.escapeIdentifier(db)} WITH (FORCE)`);
+          await admin.query(`DROP ROLE IF EXISTS ${admin.escapeIdentifier(db)}`);
+        }
+      });
     },
   };
 }
