@@ -104,6 +104,25 @@ export default [
     },
   },
   {
+    // A focused test silently skips the rest of the suite, and a disabled one stops proving anything: neither is committed.
+    files: ['**/*.spec.ts', '**/*.spec.tsx', 'apps/*/src/testing/**/*.ts', 'libs/testing/src/**/*.ts'],
+    rules: {
+      'no-restricted-properties': [
+        'error',
+        ...['it', 'test', 'describe'].flatMap((object) =>
+          ['only', 'skip', 'todo'].map((property) => ({ object, property, message: `${object}.${property} focuses or disables tests: run one with \`npx jest <file> -t <name>\` instead.` })),
+        ),
+      ],
+      'no-restricted-syntax': [
+        'error',
+        {
+          selector: 'CallExpression[callee.name=/^(fit|fdescribe|ftest|xit|xdescribe|xtest)$/]',
+          message: 'Focused (f*) and disabled (x*) tests are not committed: run one with `npx jest <file> -t <name>` instead.',
+        },
+      ],
+    },
+  },
+  {
     files: ['libs/*/src/**/*.ts'],
     ignores: ['**/*.spec.ts'],
     rules: {

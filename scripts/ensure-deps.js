@@ -9,22 +9,37 @@ function run(cmd, env = {}) {
   execSync(cmd, { cwd: root, stdio: 'inherit', env: { ...process.env, NX_DAEMON: 'false', ...env } });
 }
 
-function ensureDeps() {
+/**
+ * Whether node_modules lacks a package version the lock file names (or names one at another version): judged by
+ * content, npm's own record of what it installed (node_modules/.package-lock.json), not by modification times,
+ * which a fresh checkout or worktree always makes newer than an installed node_modules.
+ */
+function depsStale() {
   const marker = path.join(root, 'node_modules', '.package-lock.json');
-  const lock = path.join(root, 'package-lock.json');
-  const stale = !fs.existsSync(marker) || fs.statSync(marker).mtimeMs < fs.statSync(lock).mtimeMs;
-  if (stale) {
-    // `npm ci`: exactly the lock's versions. npm 11's `npm install` drops other platforms' optional
-    // binaries (chdb's) from the lock it writes, and `npm ci` then refuses that lock as out of sync: the
-    // lock lists them by hand (version, os and cpu, no tarball: this machine's registry mirror lacks
-    // them and they are never fetched here). If a later `npm install` dropped them again, install anyway.
-    process.stdout.write('Installing dependencies (npm ci)...\n');
-    try {
-      run('npm ci --no-audit --no-fund');
-    } catch {
-      process.stdout.write('npm ci refused the lock file; installing with npm install instead...\n');
-      run('npm install --no-audit --no-fund');
-    }
+  if (!fs.existsSync(marker)) return true;
+  const installed = JSON.parse(fs.readFileSync(marker, 'utf8')).packages ?? {};
+  const wanted = JSON.parse(fs.readFileSync(path.join(root, 'package-lock.json'), 'utf8')).packages ?? {};
+  return Object.entries(wanted).some(([name, pkg]) => name !== '' && !pkg.optional && installed[name]?.version !== pkg.version);
+}
+
+function ensureDeps() {
+  if (!depsStale()) return;
+  // npm ci empties node_modules first: through a link (a worktree sharing another checkout's node_modules) that
+  // would wipe the other checkout's packages, so a linked node_modules is never reinstalled here.
+  if (fs.existsSync(path.join(root, 'node_modules')) && fs.lstatSync(path.join(root, 'node_modules')).isSymbolicLink()) {
+    process.stdout.write('node_modules is a link to another checkout and does not match package-lock.json: install there, not here.\n');
+    return;
+  }
+  // `npm ci`: exactly the lock's versions. npm 11's `npm install` drops other platforms' optional
+  // binaries (chdb's) from the lock it writes, and `npm ci` then refuses that lock as out of sync: the
+  // lock lists them by hand (version, os and cpu, no tarball: this machine's registry mirror lacks
+  // them and they are never fetched here). If a later `npm install` dropped them again, install anyway.
+  process.stdout.write('Installing dependencies (npm ci)...\n');
+  try {
+    run('npm ci --no-audit --no-fund');
+  } catch {
+    process.stdout.write('npm ci refused the lock file; installing with npm install instead...\n');
+    run('npm install --no-audit --no-fund');
   }
 }
 

@@ -4,7 +4,7 @@ import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
-import { createTestDatabase, freePort, startAppProcess, startKafka, type AppProcess, type KafkaServer } from '@th/testing';
+import { createTestDatabase, freePort, startAppProcess, sharedKafka, type AppProcess, type KafkaServer } from '@th/testing';
 
 // The cluster form: Kafka, the control-plane app and the gateway as their own OS processes (after `npm run build`);
 // the gateway authenticates the API key and proxies the control-plane paths with the signed identity.
@@ -21,7 +21,7 @@ describe('control plane in the cluster form, behind the gateway', () => {
   const apiKey = `th_cluster_${randomBytes(12).toString('hex')}`;
 
   beforeAll(async () => {
-    kafka = await startKafka({ dataDir: join(work, 'kafka') });
+    kafka = await sharedKafka();
     db = await createTestDatabase('th_cp_cluster');
     const signing = randomBytes(24).toString('hex');
     const cpPort = await freePort();

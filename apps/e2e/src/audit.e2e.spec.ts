@@ -15,6 +15,7 @@ describe('audit logs in the cluster form', () => {
     cluster = await startCluster({
       auditEnv: { DEFAULT_ORG_FEATURE_CAN_USE_AUDIT_LOGS: 'true' },
       gatewayEnv: { DEFAULT_ORG_FEATURE_CAN_USE_AUDIT_LOGS: 'true' },
+      sharedKafka: true,
     });
     call = api(cluster.gateway.url, cluster.apiKey);
   }, 240_000);

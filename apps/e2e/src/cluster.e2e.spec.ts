@@ -8,7 +8,7 @@ import { api, eventually, makeRun, readRuns, seg, type Json, useCluster } from '
 describe('cluster form', () => {
   let cluster: Cluster;
   let call: ReturnType<typeof api>;
-  useCluster((c, a) => ((cluster = c), (call = a)));
+  useCluster((c, a) => ((cluster = c), (call = a)), { sharedKafka: true });
 
   it('runs go in through the gateway, over Kafka, into ClickHouse, and out through query', async () => {
     const info = (await (await fetch(`${cluster.gateway.url}/info`)).json()) as Json;

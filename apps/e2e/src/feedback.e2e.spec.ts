@@ -5,7 +5,7 @@ import { api, eventually, makeRun, type Json, useCluster } from './cluster-clien
 /** Feedback in the cluster form: writes through the gateway to ingest and Kafka `feedback`, reads from query. */
 describe('feedback in the cluster form', () => {
   let call: ReturnType<typeof api>;
-  useCluster((_cluster, a) => (call = a));
+  useCluster((_cluster, a) => (call = a), { sharedKafka: true });
 
   const stats = async (runId: string) => ((await (await call(`/api/v1/runs/${runId}`)).json()) as Json).feedback_stats as Record<string, Json> | null;
 

@@ -8,7 +8,7 @@ import { api, eventually, type Json, useCluster } from './cluster-client';
 describe('OTLP traces and model price maps in the cluster form', () => {
   let cluster: Cluster;
   let call: ReturnType<typeof api>;
-  useCluster((c, a) => ((cluster = c), (call = a)));
+  useCluster((c, a) => ((cluster = c), (call = a)), { sharedKafka: true });
 
   it('prices spans from the real OTLP protobuf exporter with a workspace price map', async () => {
     const created = await call('/api/v1/model-price-map', { method: 'POST', json: { name: 'cluster-model', match_pattern: '^cluster-model$', prompt_cost: 0.001, completion_cost: 0.002 } });

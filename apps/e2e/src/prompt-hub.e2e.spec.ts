@@ -8,10 +8,13 @@ import { api, type Json, useCluster } from './cluster-client';
 describe('prompt hub in the cluster form', () => {
   let call: ReturnType<typeof api>;
   let cluster: Cluster;
-  useCluster((c, a) => {
-    cluster = c;
-    call = a;
-  });
+  useCluster(
+    (c, a) => {
+      cluster = c;
+      call = a;
+    },
+    { sharedKafka: true },
+  );
 
   it('pushes and pulls with the JS SDK through the gateway, with the hub handle, tags, likes, directories and webhooks', async () => {
     const handle = `cl-${randomUUID().slice(0, 8)}`;

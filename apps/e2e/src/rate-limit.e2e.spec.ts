@@ -13,7 +13,7 @@ import {
   freePort,
   rowProbe,
   startAppProcess,
-  startKafka,
+  sharedKafka,
   walkRateLimitRow,
   type AppProcess,
   type KafkaServer,
@@ -54,7 +54,7 @@ describe('rate limits, cluster gateway (counters in Redis)', () => {
 
   beforeAll(async () => {
     work = mkdtempSync(join(tmpdir(), 'th-rl-'));
-    kafka = await startKafka({ dataDir: join(work, 'kafka') });
+    kafka = await sharedKafka();
     db = await createTestDatabase('th_rl');
     const closed = await freePort();
     env = {

@@ -3,7 +3,7 @@ import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { startKafka, type KafkaServer } from './kafka-server';
+import { sharedKafka, startKafka, type KafkaServer } from './kafka-server';
 import { createTestDatabase } from './postgres';
 import { freePort, repoRoot, startAppProcess, type AppProcess } from './app-process';
 
@@ -77,6 +77,8 @@ export interface ClusterOptions {
   exportWorkerEnv?: Record<string, string>;
   /** Also start the audit app with these settings added; the gateway gets its AUDIT_URL. */
   auditEnv?: Record<string, string>;
+  /** Use this jest worker's shared broker (sharedKafka) instead of a dedicated one: for suites that kill nothing. */
+  sharedKafka?: boolean;
 }
 
 /**
@@ -86,7 +88,7 @@ export interface ClusterOptions {
  */
 export async function startCluster(opts: ClusterOptions = {}): Promise<Cluster> {
   const work = mkdtempSync(join(tmpdir(), 'th-cluster-'));
-  const kafka = await startKafka({ dataDir: join(work, 'kafka') });
+  const kafka = opts.sharedKafka ? await sharedKafka() : await startKafka({ dataDir: join(work, 'kafka') });
   const clickhouse = await startClickHouseServerProcess(join(work, 'clickhouse'));
   const db = await createTestDatabase('th_cluster');
   const apiKey = `th_cluster_${randomBytes(12).toString('hex')}`;

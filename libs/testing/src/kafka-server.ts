@@ -1,10 +1,11 @@
 import { ChildProcess, spawn } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
-import { closeSync, existsSync, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { createHash, randomBytes } from 'node:crypto';
+import { closeSync, cpSync, existsSync, mkdirSync, mkdtempSync, openSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { Kafka, logLevel } from 'kafkajs';
+import { spawnWatchdog } from './watchdog';
 
 export interface KafkaServerOptions {
   /** Where server.properties, the log segments and broker.log live. A temp dir by default. */
@@ -13,6 +14,8 @@ export interface KafkaServerOptions {
   port?: number;
   /** Readiness deadline for (re)starts. Default 90 s. */
   startTimeoutMs?: number;
+  /** Remove the data dir once this Node process is gone. Default: only when the dir was made here. */
+  removeDataDirOnExit?: boolean;
 }
 
 export interface KafkaServer {
@@ -229,43 +232,35 @@ function javaArgs(libs: string, layout: Layout): string[] {
   ];
 }
 
+/**
+ * Formats KRaft storage once per Kafka version into .cache/kafka and copies it into each new log dir: a
+ * format is a JVM start of its own. The copies share a cluster id, which is harmless for single-node brokers.
+ */
 async function formatStorage(libs: string, layout: Layout): Promise<void> {
   if (existsSync(join(layout.logDir, 'meta.properties'))) return;
-  await runProcess(
-    'java',
-    [
-      ...javaArgs(libs, layout),
-      'kafka.tools.StorageTool',
-      'format',
-      '--ignore-formatted',
-      '-t',
-      randomClusterId(),
-      '-c',
-      layout.propertiesFile,
-    ],
-    { timeoutMs: 120_000 },
-  );
-}
-
-/**
- * Reaps the broker (and an auto-created data dir) once this Node process is gone.
- * `process.on('exit')` is not enough: it does not run when Node dies on a signal
- * (jest kills its workers), and inside jest's sandbox `process` is a copy whose
- * 'exit' listeners never fire. A leaked broker would keep its ports and heap.
- */
-function spawnWatchdog(pidFile: string, removeDir: string | undefined): void {
-  const script = [
-    `while kill -0 ${process.pid} 2>/dev/null; do sleep 1; done`,
-    `if [ -f "$1" ]; then kill -9 "$(cat "$1")" 2>/dev/null; fi`,
-    `if [ -n "$2" ]; then sleep 1; rm -rf "$2"; fi`,
-    'exit 0',
-  ].join('\n');
-  const dog = spawn('bash', ['-c', script, 'kafka-watchdog', pidFile, removeDir ?? ''], {
-    detached: true,
-    stdio: 'ignore',
-  });
-  dog.on('error', () => undefined);
-  dog.unref();
+  const version = createHash('sha256').update(readdirSync(libs).sort().join('\n')).digest('hex').slice(0, 12);
+  const formatted = join(dirname(libs), `formatted-${version}`);
+  if (!existsSync(join(formatted, 'meta.properties'))) {
+    const work = mkdtempSync(join(dirname(libs), 'formatting-'));
+    try {
+      const scratch: Layout = { ...layout, logDir: join(work, 'kraft-logs'), propertiesFile: join(work, 'server.properties') };
+      writeConfig(scratch, 9092, 9093);
+      await runProcess(
+        'java',
+        [...javaArgs(libs, scratch), 'kafka.tools.StorageTool', 'format', '--ignore-formatted', '-t', randomClusterId(), '-c', scratch.propertiesFile],
+        { timeoutMs: 120_000 },
+      );
+      // A rename is atomic: a parallel worker either sees the whole template or formats its own and loses the race.
+      try {
+        renameSync(scratch.logDir, formatted);
+      } catch (err) {
+        if (!existsSync(join(formatted, 'meta.properties'))) throw err;
+      }
+    } finally {
+      rmSync(work, { recursive: true, force: true });
+    }
+  }
+  cpSync(formatted, layout.logDir, { recursive: true });
 }
 
 async function waitReady(
@@ -337,7 +332,7 @@ export async function startKafka(opts: KafkaServerOptions = {}): Promise<KafkaSe
     stdoutFile: join(dataDir, 'broker.out'),
     pidFile: join(dataDir, 'broker.pid'),
   };
-  spawnWatchdog(layout.pidFile, opts.dataDir === undefined ? dataDir : undefined);
+  spawnWatchdog(layout.pidFile, (opts.removeDataDirOnExit ?? opts.dataDir === undefined) ? dataDir : undefined);
 
   let port = opts.port ?? (await freePort());
   let controllerPort = await freePort();
@@ -442,5 +437,54 @@ export async function startKafka(opts: KafkaServerOptions = {}): Promise<KafkaSe
         await terminate('SIGTERM');
         await launch();
       }),
+  };
+}
+
+interface SharedBrokerState {
+  pid: number;
+  brokers: string;
+  port: number;
+  controllerPort: number;
+  dataDir: string;
+  logFile: string;
+}
+
+function sharedBrokerAlive(state: SharedBrokerState): boolean {
+  try {
+    // The pid must still be this broker (its command line names the data dir), not a recycled one.
+    return readFileSync(`/proc/${state.pid}/cmdline`, 'utf8').includes(state.dataDir);
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * One broker per test process (a jest worker), started by the first suite that asks and reused by the next
+ * ones: for suites that stop and kill nothing and keep apart by fresh organizations and projects. The
+ * watchdog stops it and removes its data once the worker exits, so no broker outlives the run, and its
+ * folder is named by this process's id, so nothing is picked up from an earlier run. Its stop() only
+ * releases it; kill() and restart() are refused: a suite that needs them starts its own with startKafka().
+ */
+export async function sharedKafka(): Promise<KafkaServer> {
+  const dataDir = join(tmpdir(), `th-kafka-shared-${process.pid}`);
+  const stateFile = join(dataDir, 'shared.json');
+  let state: SharedBrokerState | undefined;
+  if (existsSync(stateFile)) {
+    const kept = JSON.parse(readFileSync(stateFile, 'utf8')) as SharedBrokerState;
+    if (sharedBrokerAlive(kept)) state = kept;
+  }
+  if (state === undefined) {
+    rmSync(dataDir, { recursive: true, force: true });
+    const server = await startKafka({ dataDir, removeDataDirOnExit: true });
+    const pid = Number(readFileSync(join(dataDir, 'broker.pid'), 'utf8'));
+    state = { pid, brokers: server.brokers, port: server.port, controllerPort: server.controllerPort, dataDir, logFile: server.logFile };
+    writeFileSync(stateFile, JSON.stringify(state));
+  }
+  const refuse = (what: string) => () => Promise.reject(new Error(`sharedKafka: ${what} would break the other suites on this broker; use startKafka()`));
+  return {
+    ...state,
+    stop: () => Promise.resolve(),
+    kill: refuse('kill()'),
+    restart: refuse('restart()'),
   };
 }

@@ -2,9 +2,20 @@ import { randomBytes } from 'node:crypto';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { loadConfig } from '@th/config';
-import { createTestDatabase } from '@th/testing';
+import { createTestDatabase, removeWhenProcessExits, repoRoot, type DatabaseTemplate } from '@th/testing';
 import { standaloneConfigSchema } from '../config';
-import { startStandalone, type RunningStandalone } from '../standalone';
+import { openStandaloneDatabases, startStandalone, type RunningStandalone } from '../standalone';
+
+/** Every service's schema, migrated once per version of the migrations; each test database is a copy of it. */
+export const STANDALONE_DATABASE_TEMPLATE: DatabaseTemplate = {
+  name: 'th_tpl_standalone',
+  sources: ['apps/standalone/src/standalone.ts', 'libs/database/src', ...['gateway', 'query', 'datasets', 'prompt-hub', 'audit', 'control-plane', 'export-worker'].map((lib) => `libs/${lib}/src/migrations`)].map((p) =>
+    join(repoRoot(), p),
+  ),
+  async migrate(url) {
+    for (const db of Object.values(await openStandaloneDatabases(url))) await db.destroy();
+  },
+};
 
 export interface TestStandalone extends RunningStandalone {
   /** The test's own PostgreSQL database (dropped on close). */
@@ -19,11 +30,13 @@ export interface TestStandalone extends RunningStandalone {
  * directory and stays apart by workspace (a fresh organization per start).
  */
 export async function startTestStandalone(env: Record<string, string> = {}): Promise<TestStandalone> {
-  const db = await createTestDatabase();
+  const db = await createTestDatabase('th_test', STANDALONE_DATABASE_TEMPLATE);
+  const dataDir = join(tmpdir(), `th-standalone-${process.pid}`);
+  removeWhenProcessExits(dataDir);
   const config = loadConfig(standaloneConfigSchema, {
     PORT: '0',
     HOST: '127.0.0.1',
-    DATA_DIR: join(tmpdir(), `th-standalone-${process.pid}`),
+    DATA_DIR: dataDir,
     DATABASE_URL: db.url,
     BOOTSTRAP_API_KEY: `th_test_${randomBytes(12).toString('hex')}`,
     LOG_LEVEL: 'warn',
