@@ -18,7 +18,9 @@ import { CurrentIdentity, OrganizationScope } from '@th/auth';
 import { TrackedOperation } from '@th/bus';
 import { parseOrThrow } from '@th/platform';
 import { AdminAudit } from './admin-audit';
-import { AdminService } from './admin.service';
+import { WorkspaceLimitsService } from './workspace-limits.service';
+import { WorkspaceMembersService } from './workspace-members.service';
+import { WorkspaceSecretsService } from './workspace-secrets.service';
 import { resource } from './credentials.controller';
 
 const workspace = (identity: Identity) => (identity.tenant_id ? [{ type: 'workspace', id: identity.tenant_id }] : []);
@@ -28,13 +30,15 @@ const workspace = (identity: Identity) => (identity.tenant_id ? [{ type: 'worksp
 @OrganizationScope()
 export class CurrentWorkspaceController {
   constructor(
-    private readonly admin: AdminService,
+    private readonly workspaceMembers: WorkspaceMembersService,
+    private readonly workspaceSecrets: WorkspaceSecretsService,
+    private readonly limits: WorkspaceLimitsService,
     private readonly audit: AdminAudit,
   ) {}
 
   @Get('members')
   members(@CurrentIdentity() identity: Identity): Promise<WorkspaceMember[]> {
-    return this.admin.listWorkspaceMembers(identity);
+    return this.workspaceMembers.listWorkspaceMembers(identity);
   }
 
   @Post('members')
@@ -45,7 +49,7 @@ export class CurrentWorkspaceController {
       'add_member_to_workspace',
       identity,
       req,
-      () => this.admin.addWorkspaceMember(identity, parseOrThrow(workspaceMemberAddSchema, body ?? {}, ['body'])),
+      () => this.workspaceMembers.addWorkspaceMember(identity, parseOrThrow(workspaceMemberAddSchema, body ?? {}, ['body'])),
       (m) => [{ type: 'user', id: m.user_id }, ...workspace(identity)],
     );
   }
@@ -59,7 +63,7 @@ export class CurrentWorkspaceController {
       req,
       () => {
         const { user_id } = parseOrThrow(userIdParamSchema, params, ['path']);
-        return this.admin.updateWorkspaceMember(identity, user_id, parseOrThrow(memberRoleUpdateSchema, body ?? {}, ['body']));
+        return this.workspaceMembers.updateWorkspaceMember(identity, user_id, parseOrThrow(memberRoleUpdateSchema, body ?? {}, ['body']));
       },
       undefined,
       [...resource('user', params.user_id), ...workspace(identity)],
@@ -73,7 +77,7 @@ export class CurrentWorkspaceController {
       'delete_workspace_member',
       identity,
       req,
-      () => this.admin.deleteWorkspaceMember(identity, parseOrThrow(userIdParamSchema, params, ['path']).user_id),
+      () => this.workspaceMembers.deleteWorkspaceMember(identity, parseOrThrow(userIdParamSchema, params, ['path']).user_id),
       undefined,
       [...resource('user', params.user_id), ...workspace(identity)],
     );
@@ -82,7 +86,7 @@ export class CurrentWorkspaceController {
 
   @Get('secrets')
   secrets(@CurrentIdentity() identity: Identity): Promise<WorkspaceSecretKey[]> {
-    return this.admin.listSecrets(identity);
+    return this.workspaceSecrets.listSecrets(identity);
   }
 
   @Post('secrets')
@@ -93,7 +97,7 @@ export class CurrentWorkspaceController {
       'update_workspace_secrets',
       identity,
       req,
-      () => this.admin.updateSecrets(identity, parseOrThrow(workspaceSecretsUpdateSchema, body, ['body'])),
+      () => this.workspaceSecrets.updateSecrets(identity, parseOrThrow(workspaceSecretsUpdateSchema, body, ['body'])),
       undefined,
       workspace(identity),
     );
@@ -101,7 +105,7 @@ export class CurrentWorkspaceController {
 
   @Get('ttl-settings')
   ttl(@CurrentIdentity() identity: Identity): Promise<TtlSettings> {
-    return this.admin.getTtlSettings(identity);
+    return this.limits.getTtlSettings(identity);
   }
 
   @Put('ttl-settings')
@@ -111,7 +115,7 @@ export class CurrentWorkspaceController {
       'update_ttl_settings',
       identity,
       req,
-      () => this.admin.updateTtlSettings(identity, parseOrThrow(ttlSettingsUpdateSchema, body ?? {}, ['body'])),
+      () => this.limits.updateTtlSettings(identity, parseOrThrow(ttlSettingsUpdateSchema, body ?? {}, ['body'])),
       undefined,
       workspace(identity),
     );
@@ -123,13 +127,13 @@ export class CurrentWorkspaceController {
 @OrganizationScope()
 export class UsageLimitsController {
   constructor(
-    private readonly admin: AdminService,
+    private readonly limits: WorkspaceLimitsService,
     private readonly audit: AdminAudit,
   ) {}
 
   @Get()
   list(@CurrentIdentity() identity: Identity): Promise<UsageLimit[]> {
-    return this.admin.listUsageLimits(identity);
+    return this.limits.listUsageLimits(identity);
   }
 
   @Put()
@@ -139,7 +143,7 @@ export class UsageLimitsController {
       'update_usage_limit',
       identity,
       req,
-      () => this.admin.upsertUsageLimit(identity, parseOrThrow(usageLimitUpsertSchema, body ?? {}, ['body'])),
+      () => this.limits.upsertUsageLimit(identity, parseOrThrow(usageLimitUpsertSchema, body ?? {}, ['body'])),
       (l) => [{ type: 'usage_limit', id: l.id }, ...workspace(identity)],
     );
   }
@@ -147,7 +151,7 @@ export class UsageLimitsController {
   @Delete(':id')
   @TrackedOperation('delete_usage_limit')
   async delete(@CurrentIdentity() identity: Identity, @Param() params: Record<string, string>, @Req() req: Request): Promise<Record<string, never>> {
-    await this.audit.run('delete_usage_limit', identity, req, () => this.admin.deleteUsageLimit(identity, parseOrThrow(idParamSchema, params, ['path']).id), undefined, [
+    await this.audit.run('delete_usage_limit', identity, req, () => this.limits.deleteUsageLimit(identity, parseOrThrow(idParamSchema, params, ['path']).id), undefined, [
       ...resource('usage_limit', params.id),
       ...workspace(identity),
     ]);
