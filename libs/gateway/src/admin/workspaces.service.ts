@@ -1,13 +1,21 @@
 import { Injectable } from '@nestjs/common';
 import { randomUUID } from 'node:crypto';
-import type { Identity, Workspace } from '@th/contracts';
+import type { EntityManager } from 'typeorm';
+import type { Identity, Workspace, WorkspaceCreate, WorkspaceUpdate } from '@th/contracts';
 import { assertPermissions } from '@th/auth';
 import { conflict } from '@th/platform';
 import { WorkspaceEntity, WorkspaceMemberEntity } from '../identity/identity.entities';
 import { BUILTIN_ROLES } from '../identity/roles';
 import { AdminStore } from './admin-store';
 
-const toWorkspace = (w: WorkspaceEntity): Workspace => ({ id: w.id, organization_id: w.organization_id, name: w.name, created_at: w.created_at.toISOString() });
+const toWorkspace = (w: WorkspaceEntity): Workspace => ({
+  id: w.id,
+  organization_id: w.organization_id,
+  display_name: w.name,
+  name: w.name,
+  tenant_handle: w.tenant_handle,
+  created_at: w.created_at.toISOString(),
+});
 
 /** Workspaces of the caller's organization. */
 @Injectable()
@@ -20,13 +28,15 @@ export class WorkspacesService {
     return list.map(toWorkspace);
   }
 
-  async createWorkspace(identity: Identity, body: { name: string }): Promise<Workspace> {
+  async createWorkspace(identity: Identity, body: WorkspaceCreate): Promise<Workspace> {
     assertPermissions(identity, ['organization:manage']);
     return this.store.write(async (m) => {
+      if (body.tenant_handle !== null) await assertHandleFree(m, body.tenant_handle);
       const ws = Object.assign(new WorkspaceEntity(), {
         id: randomUUID(),
         organization_id: identity.organization_id,
-        name: body.name,
+        name: body.display_name,
+        tenant_handle: body.tenant_handle,
         shortlived_ttl_days: null,
         longlived_ttl_days: null,
         created_at: new Date(),
@@ -40,11 +50,15 @@ export class WorkspacesService {
     });
   }
 
-  async updateWorkspace(identity: Identity, id: string, body: { name: string }): Promise<Workspace> {
+  async updateWorkspace(identity: Identity, id: string, body: WorkspaceUpdate): Promise<Workspace> {
     assertPermissions(identity, ['organization:manage']);
     return this.store.write(async (m) => {
       const ws = await this.store.orgWorkspace(m, identity, id);
-      ws.name = body.name;
+      if (body.display_name !== undefined) ws.name = body.display_name;
+      if (body.tenant_handle !== undefined) {
+        if (body.tenant_handle !== null && body.tenant_handle !== ws.tenant_handle) await assertHandleFree(m, body.tenant_handle);
+        ws.tenant_handle = body.tenant_handle;
+      }
       await m.save(ws);
       return toWorkspace(ws);
     });
@@ -60,4 +74,9 @@ export class WorkspacesService {
       await m.delete(WorkspaceEntity, { id });
     });
   }
+}
+
+/** Handles are global (like the published service's); a taken one is a 409 whichever organization holds it. */
+async function assertHandleFree(m: EntityManager, handle: string): Promise<void> {
+  if ((await m.count(WorkspaceEntity, { where: { tenant_handle: handle } })) > 0) throw conflict(`The tenant handle ${handle} is taken`);
 }

@@ -94,7 +94,7 @@ describe('IdentityService (real PostgreSQL)', () => {
     expect(await status(ids.resolve(req({ 'x-api-key': orgB.api_key, 'x-organization-id': orgA.organization_id })))).toMatch(/^forbidden/);
     expect(await status(ids.resolve(req({ 'x-api-key': orgA.api_key, 'x-tenant-id': 'not-a-uuid' })))).toMatch(/^forbidden: X-Tenant-Id/);
     // Another workspace of the same organization: still refused for a workspace key.
-    const ws2 = await admin.workspaces.createWorkspace(adminA, { name: 'second' });
+    const ws2 = await admin.workspaces.createWorkspace(adminA, { display_name: 'second', tenant_handle: null });
     expect(await status(ids.resolve(req({ 'x-api-key': orgA.api_key, 'x-tenant-id': ws2.id })))).toMatch(/^forbidden/);
     // An organization-scoped service key names the workspace; without one it is organization-scoped (tenant '').
     const sk = await admin.credentials.createKey(adminA, 'service_key', { workspace_id: null });
