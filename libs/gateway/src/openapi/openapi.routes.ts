@@ -22,6 +22,10 @@ import {
   feedbackConfigRecordSchema,
   feedbackConfigUpdateSchema,
   feedbackCreateSchema,
+  feedbackFromTokenQuerySchema,
+  feedbackFromTokenSchema,
+  feedbackTokenSchema,
+  feedbackTokensCreateSchema,
   feedbackListQuerySchema,
   feedbackSchema,
   feedbackUpdateSchema,
@@ -140,6 +144,17 @@ export const ROUTES: RouteDoc[] = [
   },
   { method: 'patch', path: '/api/v1/feedback-configs', summary: "Change a feedback key's config", tag: 'feedback', body: feedbackConfigUpdateSchema, responses: { 200: feedbackConfigRecordSchema, 404: errorBodySchema, ...errors } },
   { method: 'delete', path: '/api/v1/feedback-configs', summary: "Delete a feedback key's config", tag: 'feedback', query: feedbackConfigDeleteQuerySchema, responses: { 200: accepted, 404: errorBodySchema, ...errors } },
+  // Presigned feedback tokens (issue 32): issued with a key, used without one.
+  {
+    method: 'post',
+    path: '/api/v1/feedback/tokens',
+    summary: "Issue presigned feedback tokens for a run's feedback key (one body or a list; 3 hours unless expires_in/expires_at)",
+    tag: 'feedback',
+    body: feedbackTokensCreateSchema,
+    responses: { 200: z.union([feedbackTokenSchema, z.array(feedbackTokenSchema)]), 404: errorBodySchema, ...errors },
+  },
+  { method: 'post', path: '/api/v1/feedback/tokens/{token}', summary: "Add the token's feedback, without a key (404 unknown token, 410 expired)", tag: 'feedback', body: feedbackFromTokenSchema, responses: { 200: accepted, 404: errorBodySchema, 410: errorBodySchema, 422: errorBodySchema }, public: true },
+  { method: 'get', path: '/api/v1/feedback/tokens/{token}', summary: "Add the token's feedback from a link's query string, without a key", tag: 'feedback', query: feedbackFromTokenQuerySchema, responses: { 200: accepted, 404: errorBodySchema, 410: errorBodySchema, 422: errorBodySchema }, public: true },
   ...['/api/v1/otel/v1/traces', '/api/v1/otel'].map(
     (path): RouteDoc => ({
       method: 'post',

@@ -40,6 +40,8 @@ export function routeFor(method: string, path: string, up: Upstreams): string | 
   if (method === 'POST' && WEBHOOK_RE.test(p)) return optional(up.controlPlane);
   if (p === '/bulk-exports' || p.startsWith('/bulk-exports/')) return optional(up.exportWorker);
   if (p === '/audit-logs' || p.startsWith('/audit-logs/')) return optional(up.audit);
+  // Presigned feedback tokens are issued and used where feedback is written (GET of a token's link writes too).
+  if (p === '/feedback/tokens' || p.startsWith('/feedback/tokens/')) return up.ingest;
   if (p === '/feedback' || p.startsWith('/feedback/')) return method === 'GET' ? up.query : up.ingest;
   if (p === '/feedback-configs') return up.ingest; // stored and enforced where feedback is written
   // The prompt hub (query service): repos, commits, likes, prompt webhooks, the hub handle, agent and skill directories.
@@ -49,15 +51,18 @@ export function routeFor(method: string, path: string, up: Upstreams): string | 
 }
 
 const WEBHOOK_RE = /^\/v1\/integrations\/git_host\/[^/]+\/webhook$/;
+/** Using a presigned feedback token (the token is the credential, checked by the feedback service). */
+const FEEDBACK_TOKEN_RE = /^\/feedback\/tokens\/[^/]+$/;
 
 /**
  * The proxied routes the gateway forwards without an API key and without an identity header; the
- * service authenticates each itself: a dataset share token (query), the unguessable issued object path
+ * service authenticates each itself: a dataset share token (query), a presigned feedback token (ingest), the unguessable issued object path
  * of an upload URL (control plane), the HMAC signature of a push webhook (control plane). They are
  * still rate-limited (by client IP when no API key is sent).
  */
 export function isPublicRoute(method: string, path: string): boolean {
   const p = stripApiPrefix(path);
+  if ((method === 'GET' || method === 'POST') && FEEDBACK_TOKEN_RE.test(p)) return true;
   if (method === 'GET' || method === 'HEAD') return p.startsWith('/public/');
   if (method === 'PUT') return p.startsWith('/v2/uploads/');
   if (method === 'POST') return WEBHOOK_RE.test(p);
