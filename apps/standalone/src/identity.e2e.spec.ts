@@ -156,6 +156,37 @@ describe('identity and administration through the standalone service', () => {
     expect(recorded('delete_service_key', 'Success').length).toBeGreaterThan(0);
   });
 
+  it("workspaces in the published API's shape: display_name and tenant_handle in and out, the older name still read", async () => {
+    const handle = `team-${randomUUID().slice(0, 8)}`;
+    const ws = await json(await admin('/api/v1/workspaces', { method: 'POST', json: { display_name: 'Evals', tenant_handle: handle } }), 200);
+    expect(ws).toMatchObject({ display_name: 'Evals', name: 'Evals', tenant_handle: handle, organization_id: svc.organizationId });
+    const listed = ((await json(await admin('/api/v1/workspaces'), 200)) as unknown as Json[]).find((w) => w.id === ws.id);
+    expect(listed).toMatchObject({ display_name: 'Evals', tenant_handle: handle });
+    // Bad bodies: 422 with the spec's shape, nothing written.
+    const before = ((await json(await admin('/api/v1/workspaces'), 200)) as unknown as Json[]).length;
+    for (const bad of [{}, { display_name: '' }, { display_name: 'x', tenant_handle: 'Not A Handle' }, { display_name: 'a', name: 'b' }, { display_name: 'x', extra: 1 }]) {
+      const res = await admin('/api/v1/workspaces', { method: 'POST', json: bad });
+      expect(res.status).toBe(422);
+      const body = (await res.json()) as { detail: { loc: unknown[]; msg: string; type: string }[] };
+      expect(body.detail[0]).toEqual({ loc: expect.any(Array), msg: expect.any(String), type: expect.any(String) });
+    }
+    expect(((await json(await admin('/api/v1/workspaces'), 200)) as unknown as Json[]).length).toBe(before);
+    // A handle is unique in the installation.
+    expect((await admin('/api/v1/workspaces', { method: 'POST', json: { display_name: 'Twin', tenant_handle: handle } })).status).toBe(409);
+    // PATCH: null means no change for the name; tenant_handle null removes the handle.
+    const renamed = await json(await admin(`/api/v1/workspaces/${ws.id as string}`, { method: 'PATCH', json: { display_name: 'Evals 2', name: null } }), 200);
+    expect(renamed).toMatchObject({ display_name: 'Evals 2', name: 'Evals 2', tenant_handle: handle });
+    const cleared = await json(await admin(`/api/v1/workspaces/${ws.id as string}`, { method: 'PATCH', json: { tenant_handle: null } }), 200);
+    expect(cleared).toMatchObject({ display_name: 'Evals 2', tenant_handle: null });
+    expect((await admin(`/api/v1/workspaces/${ws.id as string}`, { method: 'PATCH', json: { tenant_handle: 'BAD!' } })).status).toBe(422);
+    // Another organization's workspace id is as unknown as a free one.
+    const other = await svc.app.get(IdentityService).createOrganization({ name: `other-${randomUUID()}`, plan: 'enterprise' });
+    const asOther = (path: string, init: Init = {}) => call(path, { ...init, headers: { 'x-api-key': other.api_key, ...init.headers } });
+    expect((await asOther(`/api/v1/workspaces/${ws.id as string}`, { method: 'PATCH', json: { display_name: 'mine' } })).status).toBe(404);
+    expect((await asOther(`/api/v1/workspaces/${randomUUID()}`, { method: 'PATCH', json: { display_name: 'mine' } })).status).toBe(404);
+    await json(await admin(`/api/v1/workspaces/${ws.id as string}`, { method: 'DELETE' }), 200);
+  });
+
   it('members, invitations, sessions and personal access tokens; a role without the permission gets 403, recorded', async () => {
     const email = `ada-${randomUUID()}@example.com`;
     expect((await admin('/api/v1/orgs/current/members/basic', { method: 'POST', json: { users: [{ email, password: 'short' }] } })).status).toBe(422);

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { zonedDateTime } from './common.schema';
 import { USAGE_LIMIT_TYPES } from './identity.schema';
+import { tenantHandle } from './prompt-hub.schema';
 
 /** Every permission a role can grant. organization:* act on the organization, the rest inside a workspace. */
 export const PERMISSIONS = [
@@ -98,10 +99,34 @@ export type SessionInfo = z.infer<typeof sessionInfoSchema>;
 
 // --- workspaces ------------------------------------------------------------------------------------
 
-export const workspaceCreateSchema = z.object({ name }).strict();
-export const workspaceUpdateSchema = z.object({ name }).strict();
-export const workspaceSchema = z.object({ id: uuid, organization_id: uuid, name: z.string(), created_at: z.string() });
+/** The published API names a workspace `display_name`; `name` is this service's older spelling, still accepted. */
+const workspaceNames = { display_name: name.optional(), name: name.optional() };
+const oneName = (b: { display_name?: string; name?: string }) => b.display_name === undefined || b.name === undefined || b.display_name === b.name;
+
+export const workspaceCreateSchema = z
+  .object({ ...workspaceNames, tenant_handle: tenantHandle.nullish() })
+  .strict()
+  .refine((b) => b.display_name !== undefined || b.name !== undefined, { message: 'display_name is required', path: ['display_name'] })
+  .refine(oneName, { message: 'name and display_name differ: send display_name only', path: ['name'] })
+  .transform(({ display_name, name: old, tenant_handle }) => ({ display_name: (display_name ?? old)!, tenant_handle: tenant_handle ?? null }));
+/** Absent fields (and a null name) are left as they are; tenant_handle: null removes the handle. */
+export const workspaceUpdateSchema = z
+  .object({ display_name: name.nullish(), name: name.nullish(), tenant_handle: tenantHandle.nullish() })
+  .strict()
+  .refine((b) => oneName({ display_name: b.display_name ?? undefined, name: b.name ?? undefined }), { message: 'name and display_name differ: send display_name only', path: ['name'] })
+  .transform(({ display_name, name: old, tenant_handle }) => ({ display_name: display_name ?? old ?? undefined, tenant_handle }));
+export const workspaceSchema = z.object({
+  id: uuid,
+  organization_id: uuid,
+  display_name: z.string(),
+  /** The same as display_name, for clients of this service's older shape. */
+  name: z.string(),
+  tenant_handle: z.string().nullable(),
+  created_at: z.string(),
+});
 export type Workspace = z.infer<typeof workspaceSchema>;
+export type WorkspaceCreate = z.output<typeof workspaceCreateSchema>;
+export type WorkspaceUpdate = z.output<typeof workspaceUpdateSchema>;
 
 // --- roles -----------------------------------------------------------------------------------------
 

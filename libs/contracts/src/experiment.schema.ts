@@ -156,3 +156,43 @@ export const experimentCompareResponseSchema = z.object({
   examples: z.array(exampleWithRunsSchema),
 });
 export type ExperimentCompareResponse = z.infer<typeof experimentCompareResponseSchema>;
+
+// --- comparative (pairwise) experiments --------------------------------------------------------------
+
+/** POST /datasets/comparative: experiments of one dataset compared pairwise (the SDKs' evaluate_comparative). */
+export const comparativeExperimentCreateSchema = z
+  .object({
+    id: uuid.nullish(),
+    name: z.string().trim().min(1).max(400).nullish(),
+    description: z.string().max(10_000).nullish(),
+    experiment_ids: z.array(uuid).min(2).max(20).refine((ids) => new Set(ids).size === ids.length, 'each experiment may appear once'),
+    reference_dataset_id: uuid,
+    created_at: timestamp.nullish(),
+    modified_at: timestamp.nullish(),
+    extra: jsonObject.nullish(),
+  })
+  .strict();
+export type ComparativeExperimentCreate = z.infer<typeof comparativeExperimentCreateSchema>;
+
+export const comparativeExperimentSchema = z.object({
+  id: uuid,
+  name: z.string().nullable(),
+  description: z.string().nullable(),
+  tenant_id: uuid,
+  created_at: z.string(),
+  modified_at: z.string(),
+  reference_dataset_id: uuid,
+  extra: jsonObject.nullable(),
+  experiments_info: z.array(z.object({ id: uuid, name: z.string() })),
+  /** Pairwise feedback is read with GET /feedback (comparative_experiment_id on each); no aggregate here. */
+  feedback_stats: jsonObject.nullable(),
+});
+export type ComparativeExperiment = z.infer<typeof comparativeExperimentSchema>;
+
+export const comparativeExperimentIdParamSchema = z.object({ comparative_experiment_id: uuid });
+export const comparativeExperimentListQuerySchema = z.object({
+  name_contains: z.string().max(400).optional(),
+  offset: z.coerce.number().int().min(0).default(0),
+  limit: z.coerce.number().int().min(1).max(100).default(100),
+});
+export type ComparativeExperimentListQuery = z.infer<typeof comparativeExperimentListQuerySchema>;

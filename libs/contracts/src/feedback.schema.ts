@@ -271,3 +271,61 @@ export function rollupFeedbackStats(groups: FeedbackStatsGroup[]): FeedbackStats
   }
   return out;
 }
+
+// --- presigned feedback tokens ---------------------------------------------------------------------
+
+/** The longest a presigned feedback token may live. */
+export const FEEDBACK_TOKEN_MAX_DAYS = 365;
+const MINUTE_MS = 60_000;
+
+const expiresIn = z
+  .object({ days: z.number().int().min(0).nullish(), hours: z.number().int().min(0).nullish(), minutes: z.number().int().min(0).nullish() })
+  .transform((d) => ((d.days ?? 0) * 1440 + (d.hours ?? 0) * 60 + (d.minutes ?? 0)) * MINUTE_MS)
+  .refine((ms) => ms > 0 && ms <= FEEDBACK_TOKEN_MAX_DAYS * 86_400_000, `must be more than 0 and at most ${FEEDBACK_TOKEN_MAX_DAYS} days`);
+
+/** One token of POST /feedback/tokens: the run and key the feedback will be for; 3 hours unless told. */
+export const feedbackTokenCreateSchema = z
+  .object({
+    run_id: uuid,
+    feedback_key: key,
+    feedback_config: feedbackConfigSchema.nullish(),
+    /** The Python SDK sends the id the feedback will get; each use of the token creates a feedback, so it is not used. */
+    id: uuid.nullish(),
+    expires_in: expiresIn.nullish(),
+    expires_at: timestamp.nullish(),
+  })
+  .strict()
+  .superRefine((t, ctx) => {
+    if (t.expires_in != null && t.expires_at != null) ctx.addIssue({ code: 'custom', path: ['expires_at'], message: 'Send expires_in or expires_at, not both' });
+  })
+  .transform(({ run_id, feedback_key, feedback_config, expires_in, expires_at }) => ({ run_id, feedback_key, feedback_config: feedback_config ?? null, expires_in: expires_in ?? null, expires_at: expires_at ?? null }));
+export type FeedbackTokenCreate = z.output<typeof feedbackTokenCreateSchema>;
+/** POST /feedback/tokens takes one token's body (answered with one token) or a list (answered with a list). */
+export const feedbackTokensCreateSchema = z.union([feedbackTokenCreateSchema, z.array(feedbackTokenCreateSchema).min(1).max(100)]);
+
+export const feedbackTokenSchema = z.object({ id: uuid, url: z.string(), expires_at: z.string() });
+export type FeedbackToken = z.infer<typeof feedbackTokenSchema>;
+
+export const feedbackTokenParamSchema = z.object({ token: uuid });
+
+/** POST /feedback/tokens/{token}: the feedback's content, as the SDK's create_feedback_from_token sends it. */
+export const feedbackFromTokenSchema = z
+  .object({
+    score: score.nullish(),
+    value: feedbackValue.nullish(),
+    comment: z.string().max(10_000).nullish(),
+    correction: correction.nullish(),
+    metadata: jsonObject.nullish(),
+  })
+  .strict();
+export type FeedbackFromToken = z.infer<typeof feedbackFromTokenSchema>;
+
+/** GET /feedback/tokens/{token}?score=&value=&comment=&correction=: a link a browser can follow. */
+export const feedbackFromTokenQuerySchema = z
+  .object({
+    score: z.coerce.number().finite().optional(),
+    value: z.string().max(10_000).optional(),
+    comment: z.string().max(10_000).optional(),
+    correction: z.string().max(10_000).optional(),
+  })
+  .strict();

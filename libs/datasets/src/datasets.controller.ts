@@ -81,6 +81,13 @@ export class DatasetsController {
     return {};
   }
 
+  /** JSON lines (one example each) in OpenAI's chat fine-tuning form, as the SDKs' read_dataset_openai_finetuning reads them. */
+  @Get(':dataset_id/openai_ft')
+  async openAiFineTuning(@CurrentIdentity() identity: Identity, @Param() params: unknown, @Res() res: Response): Promise<void> {
+    const body = await this.examples.openAiFineTuning(identity, parseOrThrow(datasetIdParamSchema, params, ['path']).dataset_id);
+    res.status(200).type('application/jsonl').send(body);
+  }
+
   @Get(':dataset_id/versions')
   versions(@CurrentIdentity() identity: Identity, @Param() params: unknown, @Query() query: unknown): Promise<DatasetVersion[]> {
     const { dataset_id } = parseOrThrow(datasetIdParamSchema, params, ['path']);

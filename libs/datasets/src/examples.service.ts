@@ -9,6 +9,7 @@ import { parseJsonObject } from './datasets.service';
 import { normalizeSplits, presentExample, storedMetadata } from './present';
 import { ExampleSchemaValidator } from './schema-validator';
 import { compileExampleFilter } from './example-filter';
+import { openAiFineTuningRecord } from './openai-ft';
 import { AttachmentSigner, dropUnreferencedBlobs, nextAttachments, storeUploads, type AttachmentMap, type AttachmentUpload } from './attachments';
 
 type Loc = (string | number)[];
@@ -153,6 +154,19 @@ export class ExamplesService {
   }
 
   /** Lists examples of a dataset (current, or as of a version) or by id; filters by ids, splits and metadata. */
+  /** GET /datasets/{id}/openai_ft: the dataset's current examples as OpenAI fine-tuning JSON lines, oldest first. */
+  async openAiFineTuning(identity: Identity, datasetId: string): Promise<string> {
+    await this.store.getDataset(this.store.ds, identity.tenant_id, datasetId);
+    const lines: string[] = [];
+    const page = 1000;
+    for (let offset = 0; ; offset += page) {
+      const examples = await this.list(identity, { dataset: datasetId, offset, limit: page, order: 'oldest' });
+      for (const e of examples) lines.push(JSON.stringify(openAiFineTuningRecord(e)));
+      if (examples.length < page) break;
+    }
+    return lines.length ? `${lines.join('\n')}\n` : '';
+  }
+
   async list(identity: Identity, q: ExampleListQuery): Promise<Example[]> {
     const metadata = parseJsonObject(q.metadata, ['query', 'metadata']);
     if (q.dataset === undefined && !q.id?.length) throw new ValidationFailed([{ loc: ['query', 'dataset'], msg: 'give dataset or id', type: 'missing' }]);

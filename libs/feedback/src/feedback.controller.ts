@@ -1,22 +1,29 @@
-import { Body, Controller, Delete, Get, HttpCode, Param, Patch, Post, Query } from '@nestjs/common';
+import { Body, Controller, Delete, Get, HttpCode, Param, Patch, Post, Query, Req } from '@nestjs/common';
+import type { Request } from 'express';
 import {
   feedbackConfigCreateSchema,
   feedbackConfigDeleteQuerySchema,
   feedbackConfigListQuerySchema,
   feedbackConfigUpdateSchema,
   feedbackCreateSchema,
+  feedbackFromTokenQuerySchema,
+  feedbackFromTokenSchema,
   feedbackIdParamSchema,
+  feedbackTokenParamSchema,
+  feedbackTokensCreateSchema,
   feedbackListQuerySchema,
   feedbackUpdateSchema,
   type Feedback,
   type FeedbackConfigRecord,
+  type FeedbackToken,
   type Identity,
 } from '@th/contracts';
-import { CurrentIdentity } from '@th/auth';
-import { parseOrThrow } from '@th/platform';
+import { CurrentIdentity, Public } from '@th/auth';
+import { parseOrThrow, requestBaseUrl } from '@th/platform';
 import { FeedbackConfigService } from './feedback-config.service';
 import { FeedbackQueryService } from './feedback-query.service';
 import { FeedbackService } from './feedback.service';
+import { FeedbackTokenService } from './feedback-token.service';
 
 /** Feedback writes: served by ingest. */
 @Controller('feedback')
@@ -88,5 +95,51 @@ export class FeedbackConfigsController {
   async delete(@CurrentIdentity() identity: Identity, @Query() query: unknown): Promise<Record<string, never>> {
     await this.configs.delete(identity, parseOrThrow(feedbackConfigDeleteQuerySchema, query, ['query']).feedback_key);
     return {};
+  }
+}
+
+/**
+ * Presigned feedback tokens: issued with a key (POST /feedback/tokens), used without one. Served by ingest,
+ * which writes the feedback; the gateway forwards the token routes without a key (isPublicRoute).
+ */
+@Controller('feedback/tokens')
+export class FeedbackTokensController {
+  constructor(private readonly tokens: FeedbackTokenService) {}
+
+  @Post()
+  @HttpCode(200)
+  async create(@CurrentIdentity() identity: Identity, @Body() body: unknown, @Req() req: Request): Promise<FeedbackToken | FeedbackToken[]> {
+    const parsed = parseOrThrow(feedbackTokensCreateSchema, body, ['body']);
+    const base = `${requestBaseUrl(req)}${req.originalUrl.split('?')[0].replace(/\/+$/, '')}`;
+    const issued = await this.tokens.create(identity, Array.isArray(parsed) ? parsed : [parsed], base);
+    return Array.isArray(parsed) ? issued : issued[0];
+  }
+
+  @Public()
+  @Post(':token')
+  @HttpCode(200)
+  async submit(@Param() params: unknown, @Body() body: unknown): Promise<Record<string, never>> {
+    const { token } = parseOrThrow(feedbackTokenParamSchema, params, ['path']);
+    await this.tokens.submit(token, parseOrThrow(feedbackFromTokenSchema, body ?? {}, ['body']));
+    return {};
+  }
+
+  /** A link a browser can follow: the feedback's fields in the query string (correction as JSON or text). */
+  @Public()
+  @Get(':token')
+  async submitByLink(@Param() params: unknown, @Query() query: unknown): Promise<Record<string, never>> {
+    const { token } = parseOrThrow(feedbackTokenParamSchema, params, ['path']);
+    const q = parseOrThrow(feedbackFromTokenQuerySchema, query, ['query']);
+    await this.tokens.submit(token, { score: q.score, value: q.value, comment: q.comment, correction: q.correction === undefined ? undefined : jsonOrText(q.correction) });
+    return {};
+  }
+}
+
+function jsonOrText(s: string): Record<string, unknown> | string {
+  try {
+    const v: unknown = JSON.parse(s);
+    return v !== null && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, unknown>) : s;
+  } catch {
+    return s;
   }
 }

@@ -1,11 +1,13 @@
 import { DynamicModule, Module, type Type } from '@nestjs/common';
-import { FeedbackConfigsController, FeedbackReadController, FeedbackWriteController } from './feedback.controller';
+import { FeedbackConfigsController, FeedbackReadController, FeedbackTokensController, FeedbackWriteController } from './feedback.controller';
 import { FeedbackConfigRepository } from './feedback-config.repository';
 import { FeedbackConfigService } from './feedback-config.service';
 import { FeedbackQueryService } from './feedback-query.service';
 import { FeedbackRepository } from './feedback.repository';
 import { FeedbackService } from './feedback.service';
 import { FeedbackWriterService } from './feedback-writer.service';
+import { FeedbackTokenRepository } from './feedback-token.repository';
+import { FeedbackTokenService } from './feedback-token.service';
 import { FEEDBACK_OPTIONS, type FeedbackOptions } from './feedback.options';
 
 /**
@@ -17,12 +19,12 @@ import { FEEDBACK_OPTIONS, type FeedbackOptions } from './feedback.options';
 export class FeedbackModule {
   static forRoot(options: FeedbackOptions): DynamicModule {
     const controllers: Type<unknown>[] = [];
-    if (options.writes) controllers.push(FeedbackWriteController, FeedbackConfigsController);
+    if (options.writes) controllers.push(FeedbackTokensController, FeedbackWriteController, FeedbackConfigsController);
     if (options.reads) controllers.push(FeedbackReadController);
     return {
       module: FeedbackModule,
       controllers,
-      providers: [{ provide: FEEDBACK_OPTIONS, useValue: options }, FeedbackRepository, FeedbackConfigRepository, FeedbackConfigService, FeedbackService, FeedbackQueryService, FeedbackWriterService],
+      providers: [{ provide: FEEDBACK_OPTIONS, useValue: options }, FeedbackRepository, FeedbackConfigRepository, FeedbackConfigService, FeedbackService, FeedbackQueryService, FeedbackWriterService, FeedbackTokenRepository, FeedbackTokenService],
       exports: [FeedbackConfigService, FeedbackService, FeedbackQueryService, FeedbackWriterService],
     };
   }

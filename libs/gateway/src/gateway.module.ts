@@ -4,7 +4,8 @@ import { HealthRegistry } from '@th/platform';
 import { GATEWAY_INFO_OPTIONS, InfoController, type GatewayInfoOptions } from './info.controller';
 import { OpenApiController } from './openapi/openapi.controller';
 import { IdentityService, type IdentityOptions } from './identity/identity.service';
-import { AdminService, type AdminOptions } from './admin/admin.service';
+import type { AdminOptions } from './admin/admin-store';
+import { adminProviders } from './admin/admin.services';
 import { AdminAudit } from './admin/admin-audit';
 import { ApiKeysController, AuthController, ServiceKeysController } from './admin/credentials.controller';
 import { OrgMembersController, PendingInvitationsController, WorkspacesController } from './admin/organization.controller';
@@ -57,10 +58,10 @@ export class GatewayModule {
             return svc;
           },
         },
-        { provide: AdminService, inject: [IdentityService], useFactory: (ids: IdentityService) => new AdminService(dataSource, ids, admin) },
+        ...adminProviders(dataSource, admin),
         AdminAudit,
       ],
-      exports: [IdentityService, AdminService],
+      exports: [IdentityService],
     };
   }
 }

@@ -7,6 +7,8 @@ export enum ErrorCode {
   Forbidden = 'forbidden',
   NotFound = 'not_found',
   Conflict = 'conflict',
+  /** The resource existed and is no more (an expired token): asking again will not help. */
+  Gone = 'gone',
   PayloadTooLarge = 'payload_too_large',
   UnsupportedMediaType = 'unsupported_media_type',
   RateLimited = 'rate_limited',
@@ -21,6 +23,7 @@ export const HTTP_STATUS: Record<ErrorCode, number> = {
   [ErrorCode.Forbidden]: 403,
   [ErrorCode.NotFound]: 404,
   [ErrorCode.Conflict]: 409,
+  [ErrorCode.Gone]: 410,
   [ErrorCode.PayloadTooLarge]: 413,
   [ErrorCode.UnsupportedMediaType]: 415,
   [ErrorCode.RateLimited]: 429,
@@ -48,6 +51,7 @@ export class ValidationFailed extends DomainError {
 
 export const notFound = (what: string) => new DomainError(ErrorCode.NotFound, `${what} not found`);
 export const conflict = (msg: string) => new DomainError(ErrorCode.Conflict, msg);
+export const gone = (msg: string) => new DomainError(ErrorCode.Gone, msg);
 export const badRequest = (msg: string) => new DomainError(ErrorCode.BadRequest, msg);
 export const unauthorized = (msg = 'Unauthorized') => new DomainError(ErrorCode.Unauthorized, msg);
 export const forbidden = (msg = 'Forbidden') => new DomainError(ErrorCode.Forbidden, msg);

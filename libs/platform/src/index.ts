@@ -16,3 +16,4 @@ export * from './json-body-pool';
 export * from './json-plan';
 export * from './url-signer';
 export * from './web-app';
+export * from './request-url';

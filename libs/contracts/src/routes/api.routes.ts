@@ -1,10 +1,24 @@
 import { z } from 'zod';
 import { auditChainVerificationSchema, auditLogsQuerySchema, auditLogsResponseSchema } from '../audit-logs.schema';
 import { errorBodySchema, httpValidationErrorSchema } from '../common.schema';
-import { exampleWithRunsSchema, experimentCompareRequestSchema, experimentCompareResponseSchema, experimentSchema, experimentUploadRequestSchema, experimentUploadResponseSchema } from '../experiment.schema';
+import {
+  comparativeExperimentCreateSchema,
+  comparativeExperimentListQuerySchema,
+  comparativeExperimentSchema,
+  exampleWithRunsSchema,
+  experimentCompareRequestSchema, experimentCompareResponseSchema, experimentSchema, experimentUploadRequestSchema, experimentUploadResponseSchema } from '../experiment.schema';
 import { bulkExportCreateSchema, bulkExportListQuerySchema, bulkExportSchema, bulkExportUpdateSchema, exportDestinationCreateSchema, exportDestinationSchema, exportDestinationUpdateSchema } from '../export.schema';
 import { feedbackConfigCreateSchema, feedbackConfigDeleteQuerySchema, feedbackConfigListQuerySchema, feedbackConfigRecordSchema, feedbackConfigUpdateSchema } from '../feedback-config.schema';
-import { feedbackCreateSchema, feedbackListQuerySchema, feedbackSchema, feedbackUpdateSchema } from '../feedback.schema';
+import {
+  feedbackCreateSchema,
+  feedbackFromTokenQuerySchema,
+  feedbackFromTokenSchema,
+  feedbackListQuerySchema,
+  feedbackSchema,
+  feedbackTokenSchema,
+  feedbackTokensCreateSchema,
+  feedbackUpdateSchema,
+} from '../feedback.schema';
 import { infoSchema } from '../info.schema';
 import { modelPriceMapCreateSchema, modelPriceMapSchema, modelPriceMapUpdateSchema } from '../llm.schema';
 import { otlpTraceRequestSchema } from '../otel.schema';
@@ -83,6 +97,27 @@ export const API_ROUTES: RouteSpec[] = [
     body: experimentCompareRequestSchema,
     responses: { 200: experimentCompareResponseSchema, 400: errorBodySchema, 404: errorBodySchema, ...errors },
   },
+  {
+    method: 'post',
+    path: '/api/v1/datasets/comparative',
+    service: 'query',
+    summary: 'Create a comparative (pairwise) experiment over two or more experiments of one dataset; its feedback names it in comparative_experiment_id',
+    tag: 'experiments',
+    body: comparativeExperimentCreateSchema,
+    responses: { 200: comparativeExperimentSchema, 400: errorBodySchema, 404: errorBodySchema, 409: errorBodySchema, ...errors },
+    audit: { operation: 'create_comparative_experiment' },
+  },
+  { method: 'get', path: '/api/v1/datasets/{dataset_id}/comparative', service: 'query', summary: "The dataset's comparative experiments, newest first", tag: 'experiments', query: comparativeExperimentListQuerySchema, responses: { 200: z.array(comparativeExperimentSchema), 404: errorBodySchema, ...errors } },
+  {
+    method: 'delete',
+    path: '/api/v1/datasets/comparative/{comparative_experiment_id}',
+    service: 'query',
+    summary: 'Delete a comparative experiment (its feedback stays)',
+    tag: 'experiments',
+    responses: { 200: accepted, 404: errorBodySchema, ...errors },
+    audit: { operation: 'delete_comparative_experiment', resourceType: 'comparative_experiment', resourceParam: 'comparative_experiment_id' },
+  },
+  { method: 'get', path: '/api/v1/datasets/{dataset_id}/openai_ft', service: 'query', summary: "The dataset's examples as OpenAI chat fine-tuning JSON lines ({messages}), oldest first", tag: 'datasets', responses: { 200: z.string(), 404: errorBodySchema, ...errors } },
   { method: 'get', path: '/api/v1/feedback', service: 'query', summary: 'List feedback (by run, trace, session, key, source)', tag: 'feedback', query: feedbackListQuerySchema, responses: { 200: z.array(feedbackSchema), ...errors } },
   { method: 'get', path: '/api/v1/feedback/{feedback_id}', service: 'query', summary: 'Read feedback', tag: 'feedback', responses: { 200: feedbackSchema, 404: errorBodySchema, 401: errorBodySchema } },
   { method: 'patch', path: '/api/v1/feedback/{feedback_id}', service: 'ingest', summary: 'Update feedback', tag: 'feedback', body: feedbackUpdateSchema, responses: { 200: feedbackSchema, 404: errorBodySchema, ...errors } },
@@ -99,6 +134,17 @@ export const API_ROUTES: RouteSpec[] = [
   },
   { method: 'patch', path: '/api/v1/feedback-configs', service: 'ingest', summary: "Change a feedback key's config", tag: 'feedback', body: feedbackConfigUpdateSchema, responses: { 200: feedbackConfigRecordSchema, 404: errorBodySchema, ...errors } },
   { method: 'delete', path: '/api/v1/feedback-configs', service: 'ingest', summary: "Delete a feedback key's config", tag: 'feedback', query: feedbackConfigDeleteQuerySchema, responses: { 200: accepted, 404: errorBodySchema, ...errors } },
+  {
+    method: 'post',
+    path: '/api/v1/feedback/tokens',
+    service: 'ingest',
+    summary: "Issue presigned feedback tokens for a run's feedback key (one body or a list; 3 hours unless expires_in/expires_at)",
+    tag: 'feedback',
+    body: feedbackTokensCreateSchema,
+    responses: { 200: z.union([feedbackTokenSchema, z.array(feedbackTokenSchema)]), 404: errorBodySchema, ...errors },
+  },
+  { method: 'post', path: '/api/v1/feedback/tokens/{token}', service: 'ingest', summary: "Add the token's feedback, without a key (404 unknown token, 410 expired)", tag: 'feedback', body: feedbackFromTokenSchema, responses: { 200: accepted, 404: errorBodySchema, 410: errorBodySchema, 422: errorBodySchema }, public: true },
+  { method: 'get', path: '/api/v1/feedback/tokens/{token}', service: 'ingest', summary: "Add the token's feedback from a link's query string, without a key", tag: 'feedback', query: feedbackFromTokenQuerySchema, responses: { 200: accepted, 404: errorBodySchema, 410: errorBodySchema, 422: errorBodySchema }, public: true },
   ...['/api/v1/otel/v1/traces', '/api/v1/otel'].map(
     (path): RouteSpec => ({
       method: 'post',

@@ -17,15 +17,8 @@ import {
 } from '@th/contracts';
 import { CurrentIdentity, Public } from '@th/auth';
 import { TrackedOperation } from '@th/audit-client';
-import { badRequest, parseOrThrow, type RawBodyRequest } from '@th/platform';
+import { badRequest, parseOrThrow, requestBaseUrl, type RawBodyRequest } from '@th/platform';
 import { DeploymentsService } from './deployments.service';
-
-/** The address the caller reached us at (behind a proxy: its forwarded host). */
-export function requestBaseUrl(req: Request): string {
-  const proto = String(req.headers['x-forwarded-proto'] ?? req.protocol ?? 'http').split(',')[0].trim();
-  const host = String(req.headers['x-forwarded-host'] ?? req.headers.host ?? '127.0.0.1').split(',')[0].trim();
-  return `${proto}://${host}`;
-}
 
 @Controller('v2/deployments')
 export class DeploymentsController {

@@ -1,10 +1,9 @@
 import { Controller, Get, HttpCode, Param, Post, Req } from '@nestjs/common';
 import { gitPushEventSchema, type GitHostInstall, type Identity } from '@th/contracts';
 import { CurrentIdentity, Public } from '@th/auth';
-import { parseOrThrow, type RawBodyRequest } from '@th/platform';
+import { parseOrThrow, requestBaseUrl, type RawBodyRequest } from '@th/platform';
 import { z } from 'zod';
 import { uuid } from '@th/contracts';
-import { requestBaseUrl } from '../deployments/deployments.controller';
 import { IntegrationsService } from './integrations.service';
 
 @Controller('v1/integrations/git_host')

@@ -1,8 +1,12 @@
-import { Body, Controller, HttpCode, Param, Post } from '@nestjs/common';
+import { Body, Controller, Delete, Get, HttpCode, Param, Post, Query } from '@nestjs/common';
 import {
+  comparativeExperimentCreateSchema,
+  comparativeExperimentIdParamSchema,
+  comparativeExperimentListQuerySchema,
   compareDatasetParamSchema,
   experimentCompareRequestSchema,
   experimentUploadRequestSchema,
+  type ComparativeExperiment,
   type ExampleWithRuns,
   type ExperimentCompareResponse,
   type ExperimentUploadResponse,
@@ -11,6 +15,7 @@ import {
 import { CurrentIdentity } from '@th/auth';
 import { TrackedOperation } from '@th/audit-client';
 import { parseOrThrow } from '@th/platform';
+import { ComparativeExperimentsService } from './comparative-experiments.service';
 import { ExperimentCompareService } from './experiment-compare.service';
 import { ExperimentUploadService } from './experiment-upload.service';
 
@@ -19,7 +24,29 @@ export class ExperimentsController {
   constructor(
     private readonly uploads: ExperimentUploadService,
     private readonly comparison: ExperimentCompareService,
+    private readonly comparative: ComparativeExperimentsService,
   ) {}
+
+  @Post('comparative')
+  @TrackedOperation()
+  @HttpCode(200)
+  createComparative(@CurrentIdentity() identity: Identity, @Body() body: unknown): Promise<ComparativeExperiment> {
+    return this.comparative.create(identity, parseOrThrow(comparativeExperimentCreateSchema, body, ['body']));
+  }
+
+  @Delete('comparative/:comparative_experiment_id')
+  @TrackedOperation()
+  @HttpCode(200)
+  async deleteComparative(@CurrentIdentity() identity: Identity, @Param() params: unknown): Promise<Record<string, never>> {
+    await this.comparative.delete(identity, parseOrThrow(comparativeExperimentIdParamSchema, params, ['path']).comparative_experiment_id);
+    return {};
+  }
+
+  @Get(':dataset_id/comparative')
+  listComparative(@CurrentIdentity() identity: Identity, @Param() params: unknown, @Query() query: unknown): Promise<ComparativeExperiment[]> {
+    const { dataset_id } = parseOrThrow(compareDatasetParamSchema, params, ['path']);
+    return this.comparative.listForDataset(identity, dataset_id, parseOrThrow(comparativeExperimentListQuerySchema, query, ['query']));
+  }
 
   @Post('upload-experiment')
   @TrackedOperation()

@@ -1,4 +1,6 @@
 import { DynamicModule, Module } from '@nestjs/common';
+import { ComparativeExperimentsRepository } from './comparative-experiments.repository';
+import { ComparativeExperimentsService } from './comparative-experiments.service';
 import { ExperimentCompareService } from './experiment-compare.service';
 import { EXPERIMENT_FEEDBACK, EXPERIMENT_PROJECTS, EXPERIMENT_RUNS, type ExperimentPortTokens } from './experiment-ports';
 import { ExperimentUploadService } from './experiment-upload.service';
@@ -13,7 +15,8 @@ export interface ExperimentsModuleOptions extends ExperimentPortTokens {
 }
 
 /**
- * Experiment upload and comparison (POST /datasets/upload-experiment, /datasets/{id}/runs, /datasets/{id}/compare).
+ * Experiment upload and comparison (POST /datasets/upload-experiment, /datasets/{id}/runs, /datasets/{id}/compare)
+ * and comparative experiments (/datasets/comparative, GET /datasets/{id}/comparative).
  * Needs EventBus and AuditPublisher from the host.
  */
 @Module({})
@@ -29,6 +32,8 @@ export class ExperimentsModule {
         { provide: EXPERIMENT_FEEDBACK, useExisting: opts.feedback },
         ExperimentUploadService,
         ExperimentCompareService,
+        ComparativeExperimentsRepository,
+        ComparativeExperimentsService,
       ],
       exports: [ExperimentUploadService, ExperimentCompareService],
     };

@@ -15,7 +15,8 @@ import { CurrentIdentity, OrganizationScope, Public, SESSION_COOKIE } from '@th/
 import { TrackedOperation } from '@th/audit-client';
 import { parseOrThrow } from '@th/platform';
 import { AdminAudit } from './admin-audit';
-import { AdminService } from './admin.service';
+import { CredentialsService } from './credentials.service';
+import { SessionsService } from './sessions.service';
 import { assertSameOriginWrite } from '../identity/identity.service';
 
 const created = (k: ApiKeyCreated) => [{ type: k.kind, id: k.id }];
@@ -25,27 +26,27 @@ const created = (k: ApiKeyCreated) => [{ type: k.kind, id: k.id }];
 @OrganizationScope()
 export class ApiKeysController {
   constructor(
-    private readonly admin: AdminService,
+    private readonly credentials: CredentialsService,
     private readonly audit: AdminAudit,
   ) {}
 
   @Get()
   list(@CurrentIdentity() identity: Identity): Promise<ApiKeyInfo[]> {
-    return this.admin.listKeys(identity, 'api_key');
+    return this.credentials.listKeys(identity, 'api_key');
   }
 
   @Post()
   @TrackedOperation()
   @HttpCode(200)
   create(@CurrentIdentity() identity: Identity, @Body() body: unknown, @Req() req: Request): Promise<ApiKeyCreated> {
-    return this.audit.run(identity, req, () => this.admin.createKey(identity, 'api_key', parseOrThrow(apiKeyCreateSchema, body ?? {}, ['body'])), created);
+    return this.audit.run(identity, req, () => this.credentials.createKey(identity, 'api_key', parseOrThrow(apiKeyCreateSchema, body ?? {}, ['body'])), created);
   }
 
   // Personal access tokens: registered before ':id' so 'current' is not read as a key id.
   @Get('current')
   @OrganizationScope()
   listPersonal(@CurrentIdentity() identity: Identity): Promise<ApiKeyInfo[]> {
-    return this.admin.listKeys(identity, 'personal_access_token');
+    return this.credentials.listKeys(identity, 'personal_access_token');
   }
 
   @Post('current')
@@ -55,7 +56,7 @@ export class ApiKeysController {
   createPersonal(@CurrentIdentity() identity: Identity, @Body() body: unknown, @Req() req: Request): Promise<ApiKeyCreated> {
     return this.audit.run(identity,
       req,
-      () => this.admin.createKey(identity, 'personal_access_token', parseOrThrow(apiKeyCreateSchema, body ?? {}, ['body'])),
+      () => this.credentials.createKey(identity, 'personal_access_token', parseOrThrow(apiKeyCreateSchema, body ?? {}, ['body'])),
       created,
     );
   }
@@ -66,7 +67,7 @@ export class ApiKeysController {
   async deletePersonal(@CurrentIdentity() identity: Identity, @Param() params: Record<string, string>, @Req() req: Request): Promise<Record<string, never>> {
     await this.audit.run(identity, req, async () => {
       const { id } = parseOrThrow(idParamSchema, params, ['path']);
-      await this.admin.deleteKey(identity, 'personal_access_token', id);
+      await this.credentials.deleteKey(identity, 'personal_access_token', id);
     }, undefined, resource('personal_access_token', params.id));
     return {};
   }
@@ -76,7 +77,7 @@ export class ApiKeysController {
   async delete(@CurrentIdentity() identity: Identity, @Param() params: Record<string, string>, @Req() req: Request): Promise<Record<string, never>> {
     await this.audit.run(identity, req, async () => {
       const { id } = parseOrThrow(idParamSchema, params, ['path']);
-      await this.admin.deleteKey(identity, 'api_key', id);
+      await this.credentials.deleteKey(identity, 'api_key', id);
     }, undefined, resource('api_key', params.id));
     return {};
   }
@@ -87,20 +88,20 @@ export class ApiKeysController {
 @OrganizationScope()
 export class ServiceKeysController {
   constructor(
-    private readonly admin: AdminService,
+    private readonly credentials: CredentialsService,
     private readonly audit: AdminAudit,
   ) {}
 
   @Get()
   list(@CurrentIdentity() identity: Identity): Promise<ApiKeyInfo[]> {
-    return this.admin.listKeys(identity, 'service_key');
+    return this.credentials.listKeys(identity, 'service_key');
   }
 
   @Post()
   @TrackedOperation()
   @HttpCode(200)
   create(@CurrentIdentity() identity: Identity, @Body() body: unknown, @Req() req: Request): Promise<ApiKeyCreated> {
-    return this.audit.run(identity, req, () => this.admin.createKey(identity, 'service_key', parseOrThrow(apiKeyCreateSchema, body ?? {}, ['body'])), created);
+    return this.audit.run(identity, req, () => this.credentials.createKey(identity, 'service_key', parseOrThrow(apiKeyCreateSchema, body ?? {}, ['body'])), created);
   }
 
   @Delete(':id')
@@ -108,7 +109,7 @@ export class ServiceKeysController {
   async delete(@CurrentIdentity() identity: Identity, @Param() params: Record<string, string>, @Req() req: Request): Promise<Record<string, never>> {
     await this.audit.run(identity, req, async () => {
       const { id } = parseOrThrow(idParamSchema, params, ['path']);
-      await this.admin.deleteKey(identity, 'service_key', id);
+      await this.credentials.deleteKey(identity, 'service_key', id);
     }, undefined, resource('service_key', params.id));
     return {};
   }
@@ -129,13 +130,13 @@ function sessionCookie(req: Request, value: string, maxAgeSeconds: number): stri
  */
 @Controller('auth')
 export class AuthController {
-  constructor(private readonly admin: AdminService) {}
+  constructor(private readonly sessions: SessionsService) {}
 
   @Post('login')
   @HttpCode(200)
   @Public()
   login(@Body() body: unknown): Promise<LoginResponse> {
-    return this.admin.login(parseOrThrow(loginRequestSchema, body ?? {}, ['body']));
+    return this.sessions.login(parseOrThrow(loginRequestSchema, body ?? {}, ['body']));
   }
 
   @Post('session')
@@ -144,8 +145,8 @@ export class AuthController {
   async createSession(@Body() body: unknown, @Req() req: Request, @Res({ passthrough: true }) res: Response): Promise<SessionInfo> {
     // Same rule as cookie-authenticated writes: no cross-site page can sign a browser in to its own account.
     assertSameOriginWrite(req.method, req.headers);
-    const { token, info } = await this.admin.createSession(parseOrThrow(sessionCreateSchema, body ?? {}, ['body']));
-    res.setHeader('Set-Cookie', sessionCookie(req, token, this.admin.sessionTtlSeconds));
+    const { token, info } = await this.sessions.createSession(parseOrThrow(sessionCreateSchema, body ?? {}, ['body']));
+    res.setHeader('Set-Cookie', sessionCookie(req, token, this.sessions.sessionTtlSeconds));
     return info;
   }
 

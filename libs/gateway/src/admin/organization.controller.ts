@@ -25,7 +25,10 @@ import { CurrentIdentity, OrganizationScope } from '@th/auth';
 import { TrackedOperation } from '@th/audit-client';
 import { parseOrThrow } from '@th/platform';
 import { AdminAudit } from './admin-audit';
-import { AdminService } from './admin.service';
+import { OrgMembersService } from './org-members.service';
+import { OrganizationService } from './organization.service';
+import { RolesService } from './roles.service';
+import { WorkspacesService } from './workspaces.service';
 import { resource } from './credentials.controller';
 
 /** Workspaces of the caller's organization. */
@@ -33,13 +36,13 @@ import { resource } from './credentials.controller';
 @OrganizationScope()
 export class WorkspacesController {
   constructor(
-    private readonly admin: AdminService,
+    private readonly workspaces: WorkspacesService,
     private readonly audit: AdminAudit,
   ) {}
 
   @Get()
   list(@CurrentIdentity() identity: Identity): Promise<Workspace[]> {
-    return this.admin.listWorkspaces(identity);
+    return this.workspaces.listWorkspaces(identity);
   }
 
   @Post()
@@ -48,7 +51,7 @@ export class WorkspacesController {
   create(@CurrentIdentity() identity: Identity, @Body() body: unknown, @Req() req: Request): Promise<Workspace> {
     return this.audit.run(identity,
       req,
-      () => this.admin.createWorkspace(identity, parseOrThrow(workspaceCreateSchema, body ?? {}, ['body'])),
+      () => this.workspaces.createWorkspace(identity, parseOrThrow(workspaceCreateSchema, body ?? {}, ['body'])),
       (w) => [{ type: 'workspace', id: w.id }],
     );
   }
@@ -60,7 +63,7 @@ export class WorkspacesController {
       req,
       () => {
         const { id } = parseOrThrow(idParamSchema, params, ['path']);
-        return this.admin.updateWorkspace(identity, id, parseOrThrow(workspaceUpdateSchema, body ?? {}, ['body']));
+        return this.workspaces.updateWorkspace(identity, id, parseOrThrow(workspaceUpdateSchema, body ?? {}, ['body']));
       },
       undefined,
       resource('workspace', params.id),
@@ -70,7 +73,7 @@ export class WorkspacesController {
   @Delete(':id')
   @TrackedOperation()
   async delete(@CurrentIdentity() identity: Identity, @Param() params: Record<string, string>, @Req() req: Request): Promise<Record<string, never>> {
-    await this.audit.run(identity, req, () => this.admin.deleteWorkspace(identity, parseOrThrow(idParamSchema, params, ['path']).id), undefined, resource('workspace', params.id));
+    await this.audit.run(identity, req, () => this.workspaces.deleteWorkspace(identity, parseOrThrow(idParamSchema, params, ['path']).id), undefined, resource('workspace', params.id));
     return {};
   }
 }
@@ -80,13 +83,15 @@ export class WorkspacesController {
 @OrganizationScope()
 export class OrgMembersController {
   constructor(
-    private readonly admin: AdminService,
+    private readonly roles: RolesService,
+    private readonly orgs: OrganizationService,
+    private readonly orgMembers: OrgMembersService,
     private readonly audit: AdminAudit,
   ) {}
 
   @Get()
   organization(@CurrentIdentity() identity: Identity): Promise<Organization> {
-    return this.admin.getOrganization(identity);
+    return this.orgs.getOrganization(identity);
   }
 
   @Patch()
@@ -94,14 +99,14 @@ export class OrgMembersController {
   updateOrganization(@CurrentIdentity() identity: Identity, @Body() body: unknown, @Req() req: Request): Promise<Organization> {
     return this.audit.run(identity,
       req,
-      () => this.admin.updateOrganization(identity, parseOrThrow(organizationUpdateSchema, body ?? {}, ['body'])),
+      () => this.orgs.updateOrganization(identity, parseOrThrow(organizationUpdateSchema, body ?? {}, ['body'])),
       (o) => [{ type: 'organization', id: o.id }],
     );
   }
 
   @Get('members')
   list(@CurrentIdentity() identity: Identity): Promise<OrgMembers> {
-    return this.admin.listOrgMembers(identity);
+    return this.orgMembers.listOrgMembers(identity);
   }
 
   @Post('members')
@@ -110,7 +115,7 @@ export class OrgMembersController {
   invite(@CurrentIdentity() identity: Identity, @Body() body: unknown, @Req() req: Request): Promise<PendingMember> {
     return this.audit.run(identity,
       req,
-      () => this.admin.inviteToOrg(identity, parseOrThrow(orgInviteSchema, body ?? {}, ['body'])),
+      () => this.orgMembers.inviteToOrg(identity, parseOrThrow(orgInviteSchema, body ?? {}, ['body'])),
       (p) => [{ type: 'pending_member', id: p.id }],
     );
   }
@@ -121,7 +126,7 @@ export class OrgMembersController {
   addBasic(@CurrentIdentity() identity: Identity, @Body() body: unknown, @Req() req: Request): Promise<OrgMember[]> {
     return this.audit.run(identity,
       req,
-      () => this.admin.addBasicAuthUsers(identity, parseOrThrow(basicAuthUsersSchema, body ?? {}, ['body'])),
+      () => this.orgMembers.addBasicAuthUsers(identity, parseOrThrow(basicAuthUsersSchema, body ?? {}, ['body'])),
       (list) => list.map((u) => ({ type: 'user', id: u.user_id })),
     );
   }
@@ -131,7 +136,7 @@ export class OrgMembersController {
   async deletePending(@CurrentIdentity() identity: Identity, @Param() params: Record<string, string>, @Req() req: Request): Promise<Record<string, never>> {
     await this.audit.run(identity,
       req,
-      () => this.admin.deletePendingMember(identity, parseOrThrow(idParamSchema, params, ['path']).id),
+      () => this.orgMembers.deletePendingMember(identity, parseOrThrow(idParamSchema, params, ['path']).id),
       undefined,
       resource('pending_member', params.id),
     );
@@ -145,7 +150,7 @@ export class OrgMembersController {
       req,
       () => {
         const { user_id } = parseOrThrow(userIdParamSchema, params, ['path']);
-        return this.admin.updateOrgMember(identity, user_id, parseOrThrow(memberRoleUpdateSchema, body ?? {}, ['body']));
+        return this.orgMembers.updateOrgMember(identity, user_id, parseOrThrow(memberRoleUpdateSchema, body ?? {}, ['body']));
       },
       undefined,
       resource('user', params.user_id),
@@ -157,7 +162,7 @@ export class OrgMembersController {
   async delete(@CurrentIdentity() identity: Identity, @Param() params: Record<string, string>, @Req() req: Request): Promise<Record<string, never>> {
     await this.audit.run(identity,
       req,
-      () => this.admin.deleteOrgMember(identity, parseOrThrow(userIdParamSchema, params, ['path']).user_id),
+      () => this.orgMembers.deleteOrgMember(identity, parseOrThrow(userIdParamSchema, params, ['path']).user_id),
       undefined,
       resource('user', params.user_id),
     );
@@ -166,7 +171,7 @@ export class OrgMembersController {
 
   @Get('roles')
   listRoles(@CurrentIdentity() identity: Identity): Promise<Role[]> {
-    return this.admin.listRoles(identity);
+    return this.roles.listRoles(identity);
   }
 
   @Post('roles')
@@ -175,7 +180,7 @@ export class OrgMembersController {
   createRole(@CurrentIdentity() identity: Identity, @Body() body: unknown, @Req() req: Request): Promise<Role> {
     return this.audit.run(identity,
       req,
-      () => this.admin.createRole(identity, parseOrThrow(roleCreateSchema, body ?? {}, ['body'])),
+      () => this.roles.createRole(identity, parseOrThrow(roleCreateSchema, body ?? {}, ['body'])),
       (r) => [{ type: 'role', id: r.id }],
     );
   }
@@ -187,7 +192,7 @@ export class OrgMembersController {
       req,
       () => {
         const { id } = parseOrThrow(idParamSchema, params, ['path']);
-        return this.admin.updateRole(identity, id, parseOrThrow(roleUpdateSchema, body ?? {}, ['body']));
+        return this.roles.updateRole(identity, id, parseOrThrow(roleUpdateSchema, body ?? {}, ['body']));
       },
       undefined,
       resource('role', params.id),
@@ -197,7 +202,7 @@ export class OrgMembersController {
   @Delete('roles/:id')
   @TrackedOperation()
   async deleteRole(@CurrentIdentity() identity: Identity, @Param() params: Record<string, string>, @Req() req: Request): Promise<Record<string, never>> {
-    await this.audit.run(identity, req, () => this.admin.deleteRole(identity, parseOrThrow(idParamSchema, params, ['path']).id), undefined, resource('role', params.id));
+    await this.audit.run(identity, req, () => this.roles.deleteRole(identity, parseOrThrow(idParamSchema, params, ['path']).id), undefined, resource('role', params.id));
     return {};
   }
 }
@@ -211,13 +216,13 @@ export class OrgMembersController {
 @OrganizationScope()
 export class PendingInvitationsController {
   constructor(
-    private readonly admin: AdminService,
+    private readonly orgMembers: OrgMembersService,
     private readonly audit: AdminAudit,
   ) {}
 
   @Get()
   list(@CurrentIdentity() identity: Identity): Promise<PendingInvitation[]> {
-    return this.admin.listMyInvitations(identity);
+    return this.orgMembers.listMyInvitations(identity);
   }
 
   @Post(':id/claim')
@@ -228,7 +233,7 @@ export class PendingInvitationsController {
       .runIn(
         identity,
         req,
-        () => this.admin.claimInvitation(identity, parseOrThrow(idParamSchema, params, ['path']).id),
+        () => this.orgMembers.claimInvitation(identity, parseOrThrow(idParamSchema, params, ['path']).id),
         (r) => r.organization_id,
         (r) => [
           { type: 'user', id: r.member.user_id },
@@ -244,7 +249,7 @@ export class PendingInvitationsController {
   async decline(@CurrentIdentity() identity: Identity, @Param() params: Record<string, string>, @Req() req: Request): Promise<Record<string, never>> {
     await this.audit.runIn(identity,
       req,
-      () => this.admin.declineInvitation(identity, parseOrThrow(idParamSchema, params, ['path']).id),
+      () => this.orgMembers.declineInvitation(identity, parseOrThrow(idParamSchema, params, ['path']).id),
       (r) => r.organization_id,
       () => [{ type: 'pending_member', id: params.id }],
     );

@@ -6,7 +6,7 @@ import { SecretCipher } from '@th/platform';
 import { createTestDatabase } from '@th/testing';
 import { GATEWAY_ENTITIES, GATEWAY_MIGRATIONS } from '../index';
 import { IdentityService } from '../identity/identity.service';
-import { AdminService } from './admin.service';
+import { createAdminServices, type AdminServices } from './admin.services';
 
 const KEY = 'test-workspace-secrets-key-0123456789';
 const VALUE = `sk-live-${randomUUID()}`;
@@ -14,7 +14,7 @@ const VALUE = `sk-live-${randomUUID()}`;
 describe('workspace secrets at rest (real PostgreSQL)', () => {
   let db: Awaited<ReturnType<typeof createTestDatabase>>;
   let ds: DataSource;
-  let admin: AdminService;
+  let admin: AdminServices;
   let caller: Identity;
   let workspaceId: string;
 
@@ -22,7 +22,7 @@ describe('workspace secrets at rest (real PostgreSQL)', () => {
     db = await createTestDatabase('th_gateway');
     ds = await openServiceDataSource({ url: db.url, schema: 'gateway', entities: GATEWAY_ENTITIES, migrations: GATEWAY_MIGRATIONS });
     const ids = new IdentityService(ds, {});
-    admin = new AdminService(ds, ids, { sessionTtlSeconds: 3600, workspaceSecretsKey: KEY });
+    admin = createAdminServices(ds, ids, { sessionTtlSeconds: 3600, workspaceSecretsKey: KEY });
     const org = await ids.createOrganization({ name: 'secrets' });
     workspaceId = org.workspace_id;
     caller = (await ids.resolve({ headers: { 'x-api-key': org.api_key } } as never))!;
@@ -40,9 +40,9 @@ describe('workspace secrets at rest (real PostgreSQL)', () => {
     }[];
 
   it('stores a value sealed, never in plain text, and answers with key names only', async () => {
-    const answer = await admin.updateSecrets(caller, [{ key: 'OPENAI_API_KEY', value: VALUE }]);
+    const answer = await admin.secrets.updateSecrets(caller, [{ key: 'OPENAI_API_KEY', value: VALUE }]);
     expect(answer).toEqual([{ key: 'OPENAI_API_KEY', updated_at: expect.any(String) }]);
-    expect(JSON.stringify(await admin.listSecrets(caller))).not.toContain(VALUE);
+    expect(JSON.stringify(await admin.secrets.listSecrets(caller))).not.toContain(VALUE);
     const [row] = await rawRows();
     expect(row.sealed).toBe(true);
     expect(row.value).not.toContain(VALUE);
@@ -57,11 +57,11 @@ describe('workspace secrets at rest (real PostgreSQL)', () => {
     const legacy = `legacy-${randomUUID()}`;
     await ds.query(`INSERT INTO "gateway"."workspace_secrets" ("workspace_id", "key", "value", "updated_at") VALUES ($1, 'LEGACY', $2, now())`, [workspaceId, legacy]);
     expect((await rawRows()).find((r) => r.key === 'LEGACY')).toMatchObject({ value: legacy, sealed: false });
-    expect(await admin.sealPlaintextSecrets()).toBe(1);
+    expect(await admin.secrets.sealPlaintextSecrets()).toBe(1);
     const row = (await rawRows()).find((r) => r.key === 'LEGACY');
     expect(row?.sealed).toBe(true);
     expect(row?.value).not.toContain(legacy);
     expect(new SecretCipher(KEY).openText(row?.value ?? '')).toBe(legacy);
-    expect(await admin.sealPlaintextSecrets()).toBe(0);
+    expect(await admin.secrets.sealPlaintextSecrets()).toBe(0);
   });
 });

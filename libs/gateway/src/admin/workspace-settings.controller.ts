@@ -18,7 +18,9 @@ import { CurrentIdentity, OrganizationScope } from '@th/auth';
 import { TrackedOperation } from '@th/audit-client';
 import { parseOrThrow } from '@th/platform';
 import { AdminAudit } from './admin-audit';
-import { AdminService } from './admin.service';
+import { WorkspaceLimitsService } from './workspace-limits.service';
+import { WorkspaceMembersService } from './workspace-members.service';
+import { WorkspaceSecretsService } from './workspace-secrets.service';
 import { resource } from './credentials.controller';
 
 const workspace = (identity: Identity) => (identity.tenant_id ? [{ type: 'workspace', id: identity.tenant_id }] : []);
@@ -28,13 +30,15 @@ const workspace = (identity: Identity) => (identity.tenant_id ? [{ type: 'worksp
 @OrganizationScope()
 export class CurrentWorkspaceController {
   constructor(
-    private readonly admin: AdminService,
+    private readonly workspaceMembers: WorkspaceMembersService,
+    private readonly workspaceSecrets: WorkspaceSecretsService,
+    private readonly limits: WorkspaceLimitsService,
     private readonly audit: AdminAudit,
   ) {}
 
   @Get('members')
   members(@CurrentIdentity() identity: Identity): Promise<WorkspaceMember[]> {
-    return this.admin.listWorkspaceMembers(identity);
+    return this.workspaceMembers.listWorkspaceMembers(identity);
   }
 
   @Post('members')
@@ -43,7 +47,7 @@ export class CurrentWorkspaceController {
   addMember(@CurrentIdentity() identity: Identity, @Body() body: unknown, @Req() req: Request): Promise<WorkspaceMember> {
     return this.audit.run(identity,
       req,
-      () => this.admin.addWorkspaceMember(identity, parseOrThrow(workspaceMemberAddSchema, body ?? {}, ['body'])),
+      () => this.workspaceMembers.addWorkspaceMember(identity, parseOrThrow(workspaceMemberAddSchema, body ?? {}, ['body'])),
       (m) => [{ type: 'user', id: m.user_id }, ...workspace(identity)],
     );
   }
@@ -55,7 +59,7 @@ export class CurrentWorkspaceController {
       req,
       () => {
         const { user_id } = parseOrThrow(userIdParamSchema, params, ['path']);
-        return this.admin.updateWorkspaceMember(identity, user_id, parseOrThrow(memberRoleUpdateSchema, body ?? {}, ['body']));
+        return this.workspaceMembers.updateWorkspaceMember(identity, user_id, parseOrThrow(memberRoleUpdateSchema, body ?? {}, ['body']));
       },
       undefined,
       [...resource('user', params.user_id), ...workspace(identity)],
@@ -67,7 +71,7 @@ export class CurrentWorkspaceController {
   async deleteMember(@CurrentIdentity() identity: Identity, @Param() params: Record<string, string>, @Req() req: Request): Promise<Record<string, never>> {
     await this.audit.run(identity,
       req,
-      () => this.admin.deleteWorkspaceMember(identity, parseOrThrow(userIdParamSchema, params, ['path']).user_id),
+      () => this.workspaceMembers.deleteWorkspaceMember(identity, parseOrThrow(userIdParamSchema, params, ['path']).user_id),
       undefined,
       [...resource('user', params.user_id), ...workspace(identity)],
     );
@@ -76,7 +80,7 @@ export class CurrentWorkspaceController {
 
   @Get('secrets')
   secrets(@CurrentIdentity() identity: Identity): Promise<WorkspaceSecretKey[]> {
-    return this.admin.listSecrets(identity);
+    return this.workspaceSecrets.listSecrets(identity);
   }
 
   @Post('secrets')
@@ -85,7 +89,7 @@ export class CurrentWorkspaceController {
   updateSecrets(@CurrentIdentity() identity: Identity, @Body() body: unknown, @Req() req: Request): Promise<WorkspaceSecretKey[]> {
     return this.audit.run(identity,
       req,
-      () => this.admin.updateSecrets(identity, parseOrThrow(workspaceSecretsUpdateSchema, body, ['body'])),
+      () => this.workspaceSecrets.updateSecrets(identity, parseOrThrow(workspaceSecretsUpdateSchema, body, ['body'])),
       undefined,
       workspace(identity),
     );
@@ -93,7 +97,7 @@ export class CurrentWorkspaceController {
 
   @Get('ttl-settings')
   ttl(@CurrentIdentity() identity: Identity): Promise<TtlSettings> {
-    return this.admin.getTtlSettings(identity);
+    return this.limits.getTtlSettings(identity);
   }
 
   @Put('ttl-settings')
@@ -101,7 +105,7 @@ export class CurrentWorkspaceController {
   updateTtl(@CurrentIdentity() identity: Identity, @Body() body: unknown, @Req() req: Request): Promise<TtlSettings> {
     return this.audit.run(identity,
       req,
-      () => this.admin.updateTtlSettings(identity, parseOrThrow(ttlSettingsUpdateSchema, body ?? {}, ['body'])),
+      () => this.limits.updateTtlSettings(identity, parseOrThrow(ttlSettingsUpdateSchema, body ?? {}, ['body'])),
       undefined,
       workspace(identity),
     );
@@ -113,13 +117,13 @@ export class CurrentWorkspaceController {
 @OrganizationScope()
 export class UsageLimitsController {
   constructor(
-    private readonly admin: AdminService,
+    private readonly limits: WorkspaceLimitsService,
     private readonly audit: AdminAudit,
   ) {}
 
   @Get()
   list(@CurrentIdentity() identity: Identity): Promise<UsageLimit[]> {
-    return this.admin.listUsageLimits(identity);
+    return this.limits.listUsageLimits(identity);
   }
 
   @Put()
@@ -127,7 +131,7 @@ export class UsageLimitsController {
   upsert(@CurrentIdentity() identity: Identity, @Body() body: unknown, @Req() req: Request): Promise<UsageLimit> {
     return this.audit.run(identity,
       req,
-      () => this.admin.upsertUsageLimit(identity, parseOrThrow(usageLimitUpsertSchema, body ?? {}, ['body'])),
+      () => this.limits.upsertUsageLimit(identity, parseOrThrow(usageLimitUpsertSchema, body ?? {}, ['body'])),
       (l) => [{ type: 'usage_limit', id: l.id }, ...workspace(identity)],
     );
   }
@@ -135,7 +139,7 @@ export class UsageLimitsController {
   @Delete(':id')
   @TrackedOperation()
   async delete(@CurrentIdentity() identity: Identity, @Param() params: Record<string, string>, @Req() req: Request): Promise<Record<string, never>> {
-    await this.audit.run(identity, req, () => this.admin.deleteUsageLimit(identity, parseOrThrow(idParamSchema, params, ['path']).id), undefined, [
+    await this.audit.run(identity, req, () => this.limits.deleteUsageLimit(identity, parseOrThrow(idParamSchema, params, ['path']).id), undefined, [
       ...resource('usage_limit', params.id),
       ...workspace(identity),
     ]);

@@ -4,7 +4,7 @@ import type { Identity } from '@th/contracts';
 import { openServiceDataSource } from '@th/database';
 import { DomainError } from '@th/platform';
 import { createTestDatabase } from '@th/testing';
-import { AdminService } from '../admin/admin.service';
+import { createAdminServices, type AdminServices } from '../admin/admin.services';
 import { GATEWAY_ENTITIES, GATEWAY_MIGRATIONS } from '../index';
 import { ApiKeyEntity } from './identity.entities';
 import { IdentityService } from './identity.service';
@@ -26,7 +26,7 @@ describe('IdentityService resolved-identity cache', () => {
   let db: Awaited<ReturnType<typeof createTestDatabase>>;
   let ds: DataSource;
   let ids: IdentityService;
-  let admin: AdminService;
+  let admin: AdminServices;
   let org: Awaited<ReturnType<IdentityService['createOrganization']>>;
   let adminId: Identity;
 
@@ -34,7 +34,7 @@ describe('IdentityService resolved-identity cache', () => {
     db = await createTestDatabase('th_gw_cache');
     ds = await openServiceDataSource({ url: db.url, schema: 'gateway', entities: GATEWAY_ENTITIES, migrations: GATEWAY_MIGRATIONS });
     ids = new IdentityService(ds, {});
-    admin = new AdminService(ds, ids, { sessionTtlSeconds: 3600, workspaceSecretsKey: 'test-workspace-secrets-key' });
+    admin = createAdminServices(ds, ids, { sessionTtlSeconds: 3600, workspaceSecretsKey: 'test-workspace-secrets-key' });
     org = await ids.createOrganization({ name: 'cache' });
     adminId = (await ids.resolve(req({ 'x-api-key': org.api_key })))!;
   });
@@ -58,14 +58,14 @@ describe('IdentityService resolved-identity cache', () => {
   });
 
   it('a revocation through this process takes effect at once', async () => {
-    const k = await admin.createKey(adminId, 'api_key', { description: 'cached then revoked' });
+    const k = await admin.credentials.createKey(adminId, 'api_key', { description: 'cached then revoked' });
     expect((await ids.resolve(req({ 'x-api-key': k.key })))?.credential_id).toBe(k.id);
-    await admin.deleteKey(adminId, 'api_key', k.id);
+    await admin.credentials.deleteKey(adminId, 'api_key', k.id);
     expect(await status(ids.resolve(req({ 'x-api-key': k.key })))).toBe('unauthorized: API key revoked');
   });
 
   it('a revocation by another replica (a direct database write) takes effect within the 5 s cache bound', async () => {
-    const k = await admin.createKey(adminId, 'api_key', { description: 'revoked elsewhere' });
+    const k = await admin.credentials.createKey(adminId, 'api_key', { description: 'revoked elsewhere' });
     const first = await ids.resolve(req({ 'x-api-key': k.key }));
     expect(first?.credential_id).toBe(k.id);
     await ds.getRepository(ApiKeyEntity).update({ id: k.id }, { revoked_at: new Date() });
@@ -80,7 +80,7 @@ describe('IdentityService resolved-identity cache', () => {
   });
 
   it('a key expiring while its identity is cached is refused from its expiry on', async () => {
-    const k = await admin.createKey(adminId, 'api_key', { description: 'expiring' });
+    const k = await admin.credentials.createKey(adminId, 'api_key', { description: 'expiring' });
     await ds.getRepository(ApiKeyEntity).update({ id: k.id }, { expires_at: new Date(Date.now() + 1_000) });
     ids.invalidate();
     expect((await ids.resolve(req({ 'x-api-key': k.key })))?.credential_id).toBe(k.id);

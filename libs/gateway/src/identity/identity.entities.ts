@@ -21,6 +21,8 @@ export class WorkspaceEntity {
   @PrimaryColumn('uuid') id!: string;
   @Column('uuid') organization_id!: string;
   @Column('text') name!: string;
+  /** The published API's workspace handle; unique in the installation, null when none was set. */
+  @Column('text', { nullable: true }) tenant_handle!: string | null;
   /** Retention of runs per trace_tier in days; null keeps them. */
   @Column('int', { nullable: true }) shortlived_ttl_days!: number | null;
   @Column('int', { nullable: true }) longlived_ttl_days!: number | null;

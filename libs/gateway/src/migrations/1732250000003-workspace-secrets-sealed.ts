@@ -3,7 +3,7 @@ import type { MigrationInterface, QueryRunner } from 'typeorm';
 /**
  * Workspace secret values are sealed (AES-256-GCM, the shared SecretCipher) from here on. Rows stored
  * before hold their value in plain text with `sealed` false: the gateway seals them at start
- * (AdminService.sealPlaintextSecrets), since the key is not the database's to know.
+ * (WorkspaceSecretsService.sealPlaintextSecrets), since the key is not the database's to know.
  */
 export class WorkspaceSecretsSealed1732250000003 implements MigrationInterface {
   name = 'WorkspaceSecretsSealed1732250000003';
