@@ -20,3 +20,4 @@ export * from './feedback-config.schema';
 export * from './user-pattern';
 export * from './openapi-schema';
 export * from './prompt-hub.schema';
+export * from './v2.schema';

@@ -68,6 +68,8 @@ export const runRecordSchema = z.object({
   tenant_id: z.string(),
   session_id: z.string(),
   trace_id: z.string(),
+  /** The run's conversation key, derived from its metadata (session_id, conversation_id or thread_id). */
+  thread_id: z.string().nullable(),
   parent_run_id: z.string().nullable(),
   parent_run_ids: z.array(z.string()),
   reference_example_id: z.string().nullable(),

@@ -14,3 +14,4 @@ export * from './pacer';
 export * from './json-depth';
 export * from './url-signer';
 export * from './web-app';
+export * from './page-cursor';

@@ -64,6 +64,14 @@ const PARAM_NAME_RE = /^[A-Za-z_][A-Za-z0-9_]*$/;
 
 export const LATENCY_SQL = "dateDiff('microsecond', start_time, end_time) / 1e6";
 
+/**
+ * A run's conversation key, as LangSmith derives it: the first of metadata session_id, conversation_id,
+ * thread_id that is set (the SDK sends an unset one as null, stored as 'null'). Derived at query time: no column.
+ */
+export const THREAD_ID_SQL = `multiIf(${['session_id', 'conversation_id', 'thread_id']
+  .map((k) => `metadata['${k}'] NOT IN ('', 'null'), metadata['${k}']`)
+  .join(', ')}, NULL)`;
+
 const ORDERED: readonly FilterComparator[] = ['eq', 'neq', 'gt', 'gte', 'lt', 'lte'];
 const UUID_CMP: readonly FilterComparator[] = ['eq', 'neq', 'in'];
 const STRING_CMP: readonly FilterComparator[] = [...ORDERED, 'in', 'search', 'like', 'ilike'];
@@ -89,6 +97,7 @@ function column(label: string, type: ScalarType, nullable: boolean, comparators:
 const FIELD_SPECS: Readonly<Record<FilterField, FieldSpec>> = {
   id: column('id', 'UUID', false, UUID_CMP),
   trace_id: column('trace_id', 'UUID', false, UUID_CMP),
+  thread_id: { kind: 'column', operand: { sql: THREAD_ID_SQL, type: 'String', nullable: true, label: 'thread_id' }, comparators: STRING_CMP },
   session_id: column('session_id', 'UUID', false, UUID_CMP),
   parent_run_id: column('parent_run_id', 'UUID', true, UUID_CMP),
   reference_example_id: column('reference_example_id', 'UUID', true, UUID_CMP),

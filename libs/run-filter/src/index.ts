@@ -27,5 +27,5 @@ export type {
   FilterStringValue,
   FilterValue,
 } from './filter-parser';
-export { LATENCY_SQL, compileFilter, compileFilterAst } from './filter-compiler';
+export { LATENCY_SQL, THREAD_ID_SQL, compileFilter, compileFilterAst } from './filter-compiler';
 export type { CompileFilterOptions, CompiledFilter, FilterParamValue } from './filter-compiler';

@@ -26,6 +26,7 @@ export function routeFor(method: string, path: string, up: Upstreams): string | 
   const p = stripApiPrefix(path);
   const optional = (url: string | undefined) => url ?? UNCONFIGURED_UPSTREAM;
   if (p === '/runs/query' || p === '/runs/stats') return up.query;
+  if (V2_QUERY_RE.test(p) || RUN_SHARE_RE.test(p) || PUBLIC_RUNS_QUERY_RE.test(p)) return up.query;
   if (p === '/runs' || p.startsWith('/runs/')) return method === 'GET' ? up.query : up.ingest;
   if (p === '/sessions' || p.startsWith('/sessions/')) return up.query;
   if (p === '/datasets' || p.startsWith('/datasets/') || p === '/examples' || p.startsWith('/examples/')) return up.query;
@@ -49,18 +50,28 @@ export function routeFor(method: string, path: string, up: Upstreams): string | 
 }
 
 const WEBHOOK_RE = /^\/v1\/integrations\/git_host\/[^/]+\/webhook$/;
+/**
+ * The SDKs' generated (v2) client and run sharing, all served by the query service: /api/v2/{runs,traces,threads,
+ * sessions,datasets,public}/..., the classic PUT/GET/DELETE /runs/{id}/share, and the public
+ * POST /public/{token}/runs/query (unauthenticated, like the v2 public reads: see isPublicRoute).
+ */
+const V2_QUERY_RE = /^\/v2\/(?:runs|traces|threads|sessions|datasets|public)(?:\/|$)/;
+const RUN_SHARE_RE = /^\/runs\/[^/]+\/share$/;
+const PUBLIC_RUNS_QUERY_RE = /^\/public\/[^/]+\/runs\/query$/;
+const V2_PUBLIC_RE = /^\/v2\/public\//;
 
 /**
  * The proxied routes the gateway forwards without an API key and without an identity header; the
- * service authenticates each itself: a dataset share token (query), the unguessable issued object path
+ * service authenticates each itself: a dataset, run or thread share token (query), the unguessable issued object path
  * of an upload URL (control plane), the HMAC signature of a push webhook (control plane). They are
  * still rate-limited (by client IP when no API key is sent).
  */
 export function isPublicRoute(method: string, path: string): boolean {
   const p = stripApiPrefix(path);
+  if (V2_PUBLIC_RE.test(p)) return method === 'GET' || method === 'HEAD' || method === 'POST';
   if (method === 'GET' || method === 'HEAD') return p.startsWith('/public/');
   if (method === 'PUT') return p.startsWith('/v2/uploads/');
-  if (method === 'POST') return WEBHOOK_RE.test(p);
+  if (method === 'POST') return WEBHOOK_RE.test(p) || PUBLIC_RUNS_QUERY_RE.test(p);
   return false;
 }
 

@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { byIdCondition, byIdsCondition, ClickHouse, RUNS_BY_ID, type QueryParams } from '@th/clickhouse';
 import type { RunRecord } from '@th/contracts';
+import { THREAD_ID_SQL } from '@th/run-filter';
 
 export interface TenantScope {
   tenant_id: string;
@@ -20,6 +21,7 @@ const FIELD_SQL: Record<keyof RunRecord, string> = {
   tenant_id: 'tenant_id',
   session_id: 'session_id',
   trace_id: 'trace_id',
+  thread_id: `${THREAD_ID_SQL} AS thread_id`,
   parent_run_id: 'parent_run_id',
   parent_run_ids: 'parent_run_ids',
   reference_example_id: 'reference_example_id',
