@@ -222,8 +222,8 @@ export type V2ThreadsAggregateStats = z.infer<typeof v2ThreadsAggregateStatsSche
 
 /** POST /api/v2/runs/{run_id}/share: shares the run's trace. */
 export const v2RunShareCreateSchema = z.object({ session_id: uuid, trace_id: uuid });
-/** DELETE /api/v2/runs/{trace_id}/share?session_id=. */
-export const v2RunShareDeleteQuerySchema = z.object({ session_id: uuid });
+/** DELETE /api/v2/runs/{trace_id}/share with {session_id}. */
+export const v2RunShareDeleteSchema = z.object({ session_id: uuid });
 /** POST/GET/DELETE /api/v2/threads/{thread_id}/share (project_id in the body or the query). */
 export const v2ThreadShareSchema = z.object({ project_id: uuid });
 /** PUT /runs/{run_id}/share (the classic SDKs): the token they propose. */

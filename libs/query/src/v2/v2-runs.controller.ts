@@ -5,7 +5,7 @@ import {
   v2RunIdParamSchema,
   v2RunQuerySchema,
   v2RunShareCreateSchema,
-  v2RunShareDeleteQuerySchema,
+  v2RunShareDeleteSchema,
   v2RunUrlQuerySchema,
   v2TraceIdParamSchema,
   type Identity,
@@ -58,11 +58,11 @@ export class V2RunsController {
     return this.shares.shareTrace(identity, run_id, b.session_id, b.trace_id);
   }
 
-  /** The path names the trace (as the generated clients send it); idempotent. */
+  /** The path names the trace and the body its project (as the generated clients send them); idempotent. */
   @Delete(':trace_id/share')
   @HttpCode(204)
-  unshare(@CurrentIdentity() identity: Identity, @Param() params: unknown, @Query() query: unknown): Promise<void> {
+  unshare(@CurrentIdentity() identity: Identity, @Param() params: unknown, @Body() body: unknown): Promise<void> {
     const { trace_id } = parseOrThrow(v2TraceIdParamSchema, params, ['path']);
-    return this.shares.unshareTrace(identity, parseOrThrow(v2RunShareDeleteQuerySchema, query, ['query']).session_id, trace_id);
+    return this.shares.unshareTrace(identity, parseOrThrow(v2RunShareDeleteSchema, body ?? {}, ['body']).session_id, trace_id);
   }
 }
