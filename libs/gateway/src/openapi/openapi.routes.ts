@@ -49,6 +49,7 @@ import {
 import { ADMIN_ROUTES } from './admin.routes';
 import { DATASETS_ROUTES } from './datasets.routes';
 import { PROMPT_HUB_ROUTES } from './prompt-hub.routes';
+import { V2_ROUTES } from './v2.routes';
 
 export interface RouteDoc {
   method: 'get' | 'post' | 'put' | 'patch' | 'delete';
@@ -224,4 +225,5 @@ export const ROUTES: RouteDoc[] = [
   ...ADMIN_ROUTES,
   ...DATASETS_ROUTES,
   ...PROMPT_HUB_ROUTES,
+  ...V2_ROUTES,
 ];
