@@ -71,7 +71,7 @@ export class ThreadsRepository {
     return rows[0] ?? {};
   }
 
-  /** Aggregates over the threads of the matched root runs. */
+  /** Aggregates over the threads of the matched root runs (sums as s_*: an alias must not shadow a column another aggregate reads). */
   async threadsAggregate(w: RunsWhere): Promise<Record<string, unknown>> {
     const rows = await this.ch.query<Record<string, unknown>>(
       `SELECT uniqExact(thread_id) AS thread_count, count() AS trace_count, countIf(error IS NOT NULL) AS error_count,
@@ -79,8 +79,8 @@ export class ThreadsRepository {
          quantilesIf(0.5, 0.99)(latency, latency IS NOT NULL) AS latency,
          quantilesIf(0.5, 0.99)(first_token, first_token IS NOT NULL) AS first_token,
          quantileIf(0.5)(total_tokens, total_tokens > 0) AS median_tokens,
-         sum(prompt_tokens) AS prompt_tokens, sum(completion_tokens) AS completion_tokens, sum(total_tokens) AS total_tokens,
-         sumOrNull(prompt_cost) AS prompt_cost, sumOrNull(completion_cost) AS completion_cost, sumOrNull(total_cost) AS total_cost
+         sum(prompt_tokens) AS s_prompt_tokens, sum(completion_tokens) AS s_completion_tokens, sum(total_tokens) AS s_total_tokens,
+         sumOrNull(prompt_cost) AS s_prompt_cost, sumOrNull(completion_cost) AS s_completion_cost, sumOrNull(total_cost) AS s_total_cost
        FROM (SELECT ${THREAD_ID_SQL} AS thread_id, error, first_token_time, prompt_tokens, completion_tokens, total_tokens, prompt_cost, completion_cost, total_cost,
                if(end_time IS NULL, NULL, ${LATENCY_SQL}) AS latency,
                if(first_token_time IS NULL, NULL, dateDiff('microsecond', start_time, first_token_time) / 1e6) AS first_token
