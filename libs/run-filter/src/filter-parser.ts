@@ -25,8 +25,8 @@ export type FilterLogicalOperator = (typeof FILTER_LOGICAL_OPERATORS)[number];
 export const FILTER_FIELDS = [
   'id',
   'trace_id',
-  'thread_id',
   'session_id',
+  'thread_id',
   'parent_run_id',
   'reference_example_id',
   'name',
