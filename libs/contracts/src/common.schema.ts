@@ -177,6 +177,9 @@ export const queryBool = z.union([z.boolean(), z.string()]).transform((v, ctx) =
 
 export const jsonObject = z.record(z.string(), z.unknown());
 
+/** A query parameter that may repeat (`?k=a&k=b`): one value or several, always answered as an array. */
+export const queryArray = <T extends z.ZodTypeAny>(t: T) => z.union([t, z.array(t)]).transform((v) => (Array.isArray(v) ? v : [v]) as z.infer<T>[]);
+
 export const validationErrorSchema = z.object({
   loc: z.array(z.union([z.string(), z.number()])),
   msg: z.string(),

@@ -22,3 +22,4 @@ export * from './openapi-schema';
 export * from './prompt-hub.schema';
 export * from './routes';
 export * from './run-table.schema';
+export * from './v2.schema';

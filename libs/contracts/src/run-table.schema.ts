@@ -94,7 +94,7 @@ export interface RunFieldDef {
   column?: RunColumnDef;
   /** The SQL a field without a column of its own is read with. */
   select?: string;
-  /** The value expression a computed field is filtered with. */
+  /** The value expression a computed field is filtered with (a nullable String unless its filter kind says otherwise). */
   sql?: string;
   read?: RunReadKind;
   filter?: RunFilterKind;
@@ -125,6 +125,14 @@ export function mergeStateText(state: RunMergeState): string {
 /** A run's latency in seconds, from its start and end (NULL while it has no end). */
 export const LATENCY_SQL = "dateDiff('microsecond', start_time, end_time) / 1e6";
 
+/**
+ * A run's conversation key, as LangSmith derives it: the first of metadata session_id, conversation_id,
+ * thread_id that is set (the SDK sends an unset one as null, stored as 'null'). Derived when read: no column.
+ */
+export const THREAD_ID_SQL = `multiIf(${['session_id', 'conversation_id', 'thread_id']
+  .map((k) => `metadata['${k}'] NOT IN ('', 'null'), metadata['${k}']`)
+  .join(', ')}, NULL)`;
+
 const TIME = "DateTime64(6, 'UTC')";
 const NULLABLE_TIME = `Nullable(${TIME})`;
 
@@ -133,6 +141,7 @@ export const RUN_FIELDS = {
   tenant_id: { record: z.string(), column: { type: 'UUID', insert: (r) => r.tenant_id }, read: 'tenant', export: 'uuid' },
   session_id: { record: z.string(), column: { type: 'UUID', insert: (r) => r.computed.session_id }, filter: 'uuid', export: 'uuid' },
   trace_id: { record: z.string(), column: { type: 'UUID', insert: (r) => r.computed.trace_id }, filter: 'uuid', export: 'uuid' },
+  thread_id: { record: z.string().nullable(), select: `${THREAD_ID_SQL} AS thread_id`, sql: THREAD_ID_SQL, filter: 'string' },
   parent_run_id: { record: z.string().nullable(), column: { type: 'Nullable(UUID)', insert: (r) => r.computed.parent_run_id }, filter: 'uuid', export: 'uuid' },
   parent_run_ids: { record: z.array(z.string()), column: { type: 'Array(UUID)', insert: (r) => r.computed.parent_run_ids }, export: 'list' },
   reference_example_id: {

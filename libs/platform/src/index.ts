@@ -17,3 +17,4 @@ export * from './json-plan';
 export * from './url-signer';
 export * from './web-app';
 export * from './request-url';
+export * from './page-cursor';

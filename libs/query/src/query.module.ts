@@ -9,6 +9,17 @@ import { RunAttachmentSigner } from './runs/attachment-urls';
 import { RunsRepository } from './runs/runs.repository';
 import { RunsService } from './runs/runs.service';
 import { FeedbackStatsRepository } from './runs/feedback-stats.repository';
+import { PublicRunsController, V2PublicRunsController } from './v2/public-runs.controller';
+import { RunSharesController } from './v2/run-shares.controller';
+import { SharesRepository } from './v2/shares.repository';
+import { SharesService } from './v2/shares.service';
+import { ThreadsRepository } from './v2/threads.repository';
+import { V2RunsController } from './v2/v2-runs.controller';
+import { V2RunsService } from './v2/v2-runs.service';
+import { V2SessionsController } from './v2/v2-sessions.controller';
+import { V2ThreadsController } from './v2/v2-threads.controller';
+import { V2ThreadsService } from './v2/v2-threads.service';
+import { V2TracesController } from './v2/v2-traces.controller';
 
 export const QUERY_DATA_SOURCE = Symbol('QUERY_DATA_SOURCE');
 
@@ -18,7 +29,20 @@ export class QueryModule {
   static forRoot(dataSource: DataSource): DynamicModule {
     return {
       module: QueryModule,
-      controllers: [RunsController, RunAttachmentsController, ProjectsController, InternalProjectsController],
+      controllers: [
+        RunSharesController,
+        RunsController,
+        RunAttachmentsController,
+        ProjectsController,
+        InternalProjectsController,
+        // The SDKs' generated (v2) client and public shares.
+        V2RunsController,
+        V2TracesController,
+        V2ThreadsController,
+        V2SessionsController,
+        V2PublicRunsController,
+        PublicRunsController,
+      ],
       providers: [
         { provide: QUERY_DATA_SOURCE, useValue: dataSource },
         { provide: ProjectsRepository, useFactory: () => new ProjectsRepository(dataSource) },
@@ -27,6 +51,11 @@ export class QueryModule {
         FeedbackStatsRepository,
         RunsService,
         ProjectsService,
+        { provide: SharesRepository, useFactory: () => new SharesRepository(dataSource) },
+        ThreadsRepository,
+        V2RunsService,
+        V2ThreadsService,
+        SharesService,
         DeploymentProjectsConsumer,
       ],
       exports: [ProjectsService, RunsService],

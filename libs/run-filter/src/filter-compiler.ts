@@ -116,7 +116,8 @@ function runFieldSpec(field: RunFilterField, def: RunFieldDef): FieldSpec {
         comparators: NUMBER_CMP,
       };
     default: {
-      const type = (def.column as RunColumnDef).type;
+      if (!def.column) return { kind: 'column', operand: { sql: def.sql as string, type: 'String', nullable: true, label: field }, comparators: KIND_COMPARATORS[kind] };
+      const type = def.column.type;
       return { kind: 'column', operand: { sql: field, type: scalarOf(type), nullable: type.startsWith('Nullable('), label: field }, comparators: KIND_COMPARATORS[kind] };
     }
   }

@@ -28,6 +28,7 @@ import { ownedBy, type RouteSpec } from './route';
 import { ADMIN_ROUTES } from './admin.routes';
 import { DATASETS_ROUTES } from './datasets.routes';
 import { PROMPT_HUB_ROUTES } from './prompt-hub.routes';
+import { V2_ROUTES } from './v2.routes';
 
 
 const accepted = z.object({}).passthrough();
@@ -243,4 +244,5 @@ export const API_ROUTES: RouteSpec[] = [
   ...ownedBy('gateway', ADMIN_ROUTES),
   ...ownedBy('query', DATASETS_ROUTES),
   ...ownedBy('query', PROMPT_HUB_ROUTES),
+  ...ownedBy('query', V2_ROUTES),
 ];

@@ -5,6 +5,7 @@ import { ExperimentCompareService } from './experiment-compare.service';
 import { EXPERIMENT_FEEDBACK, EXPERIMENT_PROJECTS, EXPERIMENT_RUNS, type ExperimentPortTokens } from './experiment-ports';
 import { ExperimentUploadService } from './experiment-upload.service';
 import { ExperimentsController } from './experiments.controller';
+import { V2DatasetsController } from './v2-datasets.controller';
 
 export interface ExperimentsModuleOptions extends ExperimentPortTokens {
   /**
@@ -25,7 +26,7 @@ export class ExperimentsModule {
     return {
       module: ExperimentsModule,
       imports: opts.imports,
-      controllers: [ExperimentsController],
+      controllers: [ExperimentsController, V2DatasetsController],
       providers: [
         { provide: EXPERIMENT_PROJECTS, useExisting: opts.projects },
         { provide: EXPERIMENT_RUNS, useExisting: opts.runs },

@@ -71,7 +71,11 @@ const PRINCIPAL_CACHE_ENTRIES = 10_000;
 
 const header = (headers: IncomingHttpHeaders, name: string): string | undefined => {
   const v = headers[name];
-  return typeof v === 'string' && v.trim().length > 0 ? v.trim() : undefined;
+  if (typeof v !== 'string' || v.trim().length === 0) return undefined;
+  // The Python SDK's generated client sends its key twice (its default headers and its auth headers), which
+  // node joins with ", ": the same value repeated is that value; different values stay refused as they are.
+  const parts = v.split(',').map((p) => p.trim());
+  return parts.every((p) => p === parts[0]) ? parts[0] || undefined : v.trim();
 };
 
 interface Credential {

@@ -12,6 +12,19 @@ describe('gateway routes without an API key', () => {
     expect(isPublicRoute('POST', '/public/tok/datasets')).toBe(false);
   });
 
+  it('the v2 REST client and run sharing go to query; only the share-token reads are public', () => {
+    for (const [method, path] of [['POST', '/api/v2/runs/query'], ['GET', '/api/v2/runs/r'], ['GET', '/api/v2/runs/r/url'], ['POST', '/api/v2/runs/r/share'], ['DELETE', '/api/v2/runs/t/share'], ['POST', '/api/v2/traces/query'], ['GET', '/api/v2/traces/t/runs'], ['POST', '/api/v2/threads/query'], ['POST', '/api/v2/threads/stats'], ['GET', '/api/v2/threads/c/traces'], ['GET', '/api/v2/threads/c/stats'], ['DELETE', '/api/v2/threads/c/share'], ['GET', '/api/v2/sessions'], ['GET', '/api/v2/datasets'], ['POST', '/api/v2/datasets/d/experiment-runs'], ['PUT', '/api/v1/runs/r/share'], ['DELETE', '/runs/r/share'], ['GET', '/api/v1/runs/r/share']] as const) {
+      expect(routeFor(method, path, up)).toBe('http://q');
+      expect(isPublicRoute(method, path)).toBe(false);
+    }
+    for (const [method, path] of [['GET', '/api/v2/public/tok/run/r'], ['POST', '/api/v2/public/tok/runs/query'], ['GET', '/api/v1/public/tok/run'], ['GET', '/public/tok/run/r'], ['POST', '/api/v1/public/tok/runs/query']] as const) {
+      expect(routeFor(method, path, up)).toBe('http://q');
+      expect(isPublicRoute(method, path)).toBe(true);
+    }
+    expect(isPublicRoute('DELETE', '/api/v2/public/tok/run/r')).toBe(false);
+    expect(routeFor('PATCH', '/api/v1/runs/r', up)).toBe('http://i');
+  });
+
   it('the prompt hub goes to query, with an API key', () => {
     for (const [method, path] of [['GET', '/api/v1/repos/'], ['POST', '/repos'], ['PATCH', '/api/v1/repos/-/p'], ['POST', '/api/v1/repos/-/p/tags'], ['GET', '/api/v1/commits/o/p/latest'], ['POST', '/commits/-/p'], ['POST', '/api/v1/likes/o/p'], ['GET', '/api/v1/settings'], ['POST', '/settings/handle'], ['POST', '/api/v1/prompt-webhooks/test'], ['DELETE', '/api/v1/prompt-webhooks/x'], ['POST', '/api/v1/platform/hub/repos/-/a/directories/commits'], ['GET', '/v1/platform/hub/repos/o/a/directories']] as const) {
       expect(routeFor(method, path, up)).toBe('http://q');

@@ -12,6 +12,7 @@ import {
 import { DomainError, ErrorCode, ValidationFailed, forbidden, notFound } from '@th/platform';
 import { compileFilter, FilterSyntaxError } from '@th/run-filter';
 import { usageDetails } from '@th/llm';
+import type { QueryParams } from '@th/clickhouse';
 import { RunsRepository, type Condition, type StoredRun } from './runs.repository';
 import { FeedbackStatsRepository } from './feedback-stats.repository';
 import { RunAttachmentSigner } from './attachment-urls';
@@ -130,6 +131,11 @@ export class RunsService {
       last_run_start_time: typeof s.last_run_start_time === 'string' ? s.last_run_start_time : null,
       feedback_stats: feedbackStats,
     };
+  }
+
+  /** The WHERE clause (tenant-bound) of the runs a query's filters match, for reads that aggregate them (threads, traces). */
+  matchWhere(identity: Identity, q: RunStatsQuery): { where: string; params: QueryParams } {
+    return this.runs.runsWhere(identity, this.conditions(identity, { ...q, limit: 1, order: 'desc' }));
   }
 
   private conditions(identity: Identity, q: Omit<RunQuery, 'select' | 'cursor'> & Partial<Pick<RunQuery, 'select' | 'cursor'>>): Condition[] {

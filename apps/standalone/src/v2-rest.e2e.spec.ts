@@ -1,0 +1,163 @@
+import { randomUUID } from 'node:crypto';
+import { Langsmith } from 'langsmith';
+import { dottedSegment as seg } from '@th/ingest';
+import { startTestStandalone, type TestStandalone } from './testing/standalone-harness';
+
+type Json = Record<string, unknown>;
+
+/** The SDKs' generated (v2) REST client's routes and run sharing, through HTTP and through the JS generated client. */
+describe('v2 REST: runs, traces, threads, sharing', () => {
+  let svc: TestStandalone;
+  let other: { key: string; tenant: string };
+  let projectId: string;
+  const roots: string[] = [];
+  let child: string;
+  const t0 = new Date(Date.now() - 60_000);
+  const at = (s: number) => new Date(t0.getTime() + s * 1000).toISOString().replace('Z', '001Z');
+
+  beforeAll(async () => {
+    svc = await startTestStandalone();
+    const ws = (await (await svc.api('/api/v1/workspaces', { method: 'POST', json: { name: 'Other tenant' } })).json()) as Json;
+    const sk = (await (await svc.api('/api/v1/service-keys', { method: 'POST', json: { workspace_id: null, description: 'other' } })).json()) as Json;
+    other = { key: sk.key as string, tenant: ws.id as string };
+    projectId = ((await (await svc.api('/api/v1/sessions', { method: 'POST', json: { name: 'v2-proj' } })).json()) as Json).id as string;
+    // Three traces: two turns of thread "conv-a" (by metadata thread_id; session_id null as the SDK sends it), one of "conv-b".
+    const post: Json[] = [];
+    const meta = [{ thread_id: 'conv-a', session_id: null }, { conversation_id: 'conv-b' }, { thread_id: 'conv-a' }];
+    for (let i = 0; i < 3; i++) {
+      const id = randomUUID();
+      roots.push(id);
+      post.push({ id, name: `root-${i}`, run_type: 'chain', start_time: at(i * 2), end_time: at(i * 2 + 1), trace_id: id, dotted_order: seg(at(i * 2), id), session_id: projectId, inputs: { q: i }, outputs: { a: i }, extra: { metadata: meta[i] } });
+    }
+    child = randomUUID();
+    post.push({
+      id: child, name: 'llm', run_type: 'llm', start_time: at(0.5), end_time: at(0.9), trace_id: roots[0], parent_run_id: roots[0],
+      dotted_order: `${seg(at(0), roots[0])}.${seg(at(0.5), child)}`, session_id: projectId, inputs: {},
+      outputs: { usage_metadata: { input_tokens: 7, output_tokens: 3, total_tokens: 10 } },
+    });
+    expect((await svc.api('/runs/batch', { method: 'POST', json: { post } })).status).toBe(202);
+  });
+  afterAll(async () => {
+    await svc?.close();
+  });
+
+  const call = async (path: string, init: RequestInit & { json?: unknown } = {}, status = 200): Promise<Json> => {
+    const res = await svc.api(path, init);
+    const text = await res.text();
+    if (res.status !== status) throw new Error(`${path}: expected ${status}, got ${res.status}: ${text.slice(0, 300)}`);
+    return (text ? JSON.parse(text) : null) as Json;
+  };
+  const asOther = (path: string, init: RequestInit & { json?: unknown } = {}) => svc.api(path, { ...init, headers: { 'x-api-key': other.key, 'x-tenant-id': other.tenant } });
+  const post = (path: string, json: unknown, status = 200) => call(path, { method: 'POST', json }, status);
+
+  it('queries runs with selects and pages them by cursor', async () => {
+    const page = await post('/api/v2/runs/query', { project_ids: [projectId], is_root: true, selects: ['NAME', 'THREAD_ID', 'METADATA', 'PROJECT_ID'], page_size: 2 });
+    expect(page.items).toEqual([
+      { id: roots[2], name: 'root-2', thread_id: 'conv-a', metadata: { thread_id: 'conv-a' }, project_id: projectId },
+      { id: roots[1], name: 'root-1', thread_id: 'conv-b', metadata: { conversation_id: 'conv-b' }, project_id: projectId },
+    ]);
+    const next = await post('/api/v2/runs/query', { project_ids: [projectId], is_root: true, page_size: 2, cursor: page.next_cursor });
+    expect(next).toEqual({ items: [{ id: roots[0] }], next_cursor: '' });
+    // Only the id without selects; the v1 query selects and filters thread_id too.
+    const v1 = await post('/api/v1/runs/query', { session: [projectId], filter: 'eq(thread_id, "conv-a")', select: ['thread_id'] });
+    expect((v1.runs as Json[]).map((r) => [r.id, r.thread_id])).toEqual([[roots[2], 'conv-a'], [roots[0], 'conv-a']]);
+  });
+
+  it('reads one run, its URL, a trace with its aggregates and runs', async () => {
+    expect(await call(`/api/v2/runs/${child}?project_id=${projectId}&selects=TOTAL_TOKENS&selects=IS_ROOT`)).toEqual({ id: child, total_tokens: 10, is_root: false });
+    const url = await call(`/api/v2/runs/${child}/url?project_id=${projectId}&trace_id=${roots[0]}`);
+    expect(url.url).toMatch(new RegExp(`^http://127\\.0\\.0\\.1:\\d+/o/[0-9a-f-]+/projects/p/${projectId}/r/${child}\\?trace_id=${roots[0]}$`));
+    const traces = await post('/api/v2/traces/query', { project_id: projectId, trace_ids: [roots[0]], selects: ['NAME'] });
+    expect(traces.items).toEqual([{ root_run: { id: roots[0], name: 'root-0' }, trace_aggregates: { total_tokens: 10 } }]);
+    const runs = await call(`/api/v2/traces/${roots[0]}/runs?project_id=${projectId}&selects=NAME`);
+    expect(runs.items).toEqual([{ id: roots[0], name: 'root-0' }, { id: child, name: 'llm' }]);
+  });
+
+  it('lists threads, a thread’s traces by turn and its stats', async () => {
+    const threads = await post('/api/v2/threads/query', { project_id: projectId, page_size: 1 });
+    expect(threads.items).toEqual([expect.objectContaining({ thread_id: 'conv-a', count: 2, first_trace_id: roots[0], last_trace_id: roots[2] })]);
+    const rest = await post('/api/v2/threads/query', { project_id: projectId, page_size: 1, cursor: threads.next_cursor });
+    expect(rest).toEqual({ items: [expect.objectContaining({ thread_id: 'conv-b', count: 1 })], next_cursor: '' });
+    const turns = await call(`/api/v2/threads/conv-a/traces?project_id=${projectId}&selects=NAME&page_size=1`);
+    expect(turns.items).toEqual([{ trace_id: roots[0], name: 'root-0', turn_number: 1 }]);
+    const second = await call(`/api/v2/threads/conv-a/traces?project_id=${projectId}&selects=NAME&page_size=1&cursor=${turns.next_cursor as string}`);
+    expect(second.items).toEqual([{ trace_id: roots[2], name: 'root-2', turn_number: 2 }]);
+    expect(await call(`/api/v2/threads/conv-a/stats?session_id=${projectId}&selects=TURNS&selects=TOTAL_TOKENS`)).toEqual({ turns: 2, total_tokens: 0 });
+    expect(await post('/api/v2/threads/stats', { project_id: projectId, select: ['THREAD_COUNT', 'TRACE_COUNT'] })).toEqual({ thread_count: 2, trace_count: 3 });
+  });
+
+  it('shares a run: public reads without a key, only what was shared, revoked at once', async () => {
+    const share = await post(`/api/v2/runs/${child}/share`, { session_id: projectId, trace_id: roots[0] });
+    const token = share.share_token as string;
+    expect(await post(`/api/v2/runs/${child}/share`, { session_id: projectId, trace_id: roots[0] })).toEqual({ share_token: token });
+    const pub = (path: string, init: RequestInit = {}) => fetch(`${svc.url}${path}`, init);
+    const q = await pub(`/api/v2/public/${token}/runs/query`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ selects: ['NAME'] }) });
+    expect(await q.json()).toEqual({ items: [{ id: roots[0], name: 'root-0' }, { id: child, name: 'llm' }] });
+    expect(await (await pub(`/api/v2/public/${token}/run/${child}?selects=NAME`)).json()).toEqual({ id: child, name: 'llm' });
+    // Another trace of the same project, a malformed and an unknown token: 404 alike.
+    for (const path of [`/api/v2/public/${token}/run/${roots[1]}`, `/api/v2/public/not-a-token/run/${child}`, `/api/v2/public/${randomUUID()}/run/${child}`, `/public/${randomUUID()}/run`]) {
+      expect((await pub(path)).status).toBe(404);
+    }
+    await call(`/api/v2/runs/${roots[0]}/share`, { method: 'DELETE', json: { session_id: projectId } }, 204);
+    await call(`/api/v2/runs/${roots[0]}/share`, { method: 'DELETE', json: { session_id: projectId } }, 204);
+    expect((await pub(`/api/v2/public/${token}/run/${child}`)).status).toBe(404);
+  });
+
+  it('classic sharing: share_run of a child reaches its subtree only; read and list shared runs', async () => {
+    const shared = await call(`/runs/${child}/share`, { method: 'PUT', json: { run_id: child, share_token: randomUUID() } });
+    expect(await call(`/runs/${child}/share`)).toEqual(shared);
+    const token = shared.share_token as string;
+    const run = (await (await fetch(`${svc.url}/public/${token}/run`)).json()) as Json;
+    expect([run.id, run.name, run.tenant_id]).toEqual([child, 'llm', undefined]);
+    expect((await fetch(`${svc.url}/public/${token}/run/${roots[0]}`)).status).toBe(404);
+    const list = (await (await fetch(`${svc.url}/public/${token}/runs/query`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' })).json()) as Json;
+    expect((list.runs as Json[]).map((r) => r.id)).toEqual([child]);
+    expect(await call(`/runs/${child}/share`, { method: 'DELETE' })).toEqual({});
+    expect(await call(`/runs/${child}/share`)).toBeNull();
+    expect((await fetch(`${svc.url}/public/${token}/run`)).status).toBe(404);
+  });
+
+  it('keeps tenants apart: another workspace sees other ids as free ones', async () => {
+    expect((await asOther(`/api/v2/runs/${child}?project_id=${projectId}`)).status).toBe(404);
+    const res = await svc.api(`/api/v2/runs/${child}/share`, { method: 'POST', headers: { 'x-api-key': other.key, 'x-tenant-id': other.tenant }, json: { session_id: projectId, trace_id: roots[0] } });
+    expect(res.status).toBe(404);
+    const q = await svc.api('/api/v2/runs/query', { method: 'POST', headers: { 'x-api-key': other.key, 'x-tenant-id': other.tenant }, json: { project_ids: [projectId] } });
+    expect(await q.json()).toEqual({ items: [], next_cursor: '' });
+    expect((await svc.api(`/runs/${child}/share`, { method: 'PUT', headers: { 'x-api-key': other.key, 'x-tenant-id': other.tenant }, json: {} })).status).toBe(404);
+  });
+
+  it('refuses bad input with 422 in the spec shape and writes nothing', async () => {
+    const bad = async (path: string, init: RequestInit & { json?: unknown }, loc: (string | number)[]) => {
+      const res = await svc.api(path, init);
+      expect(res.status).toBe(422);
+      expect(((await res.json()) as { detail: { loc: unknown }[] }).detail[0].loc).toEqual(loc);
+    };
+    await bad('/api/v2/runs/query', { method: 'POST', json: {} }, ['body', 'project_ids']);
+    await bad('/api/v2/runs/query', { method: 'POST', json: { project_ids: ['x'] } }, ['body', 'project_ids', 0]);
+    await bad('/api/v2/runs/query', { method: 'POST', json: { project_ids: [projectId], selects: ['NOPE'] } }, ['body', 'selects', 0]);
+    await bad('/api/v2/runs/query', { method: 'POST', json: { project_ids: [projectId], cursor: 'garbage' } }, ['body', 'cursor']);
+    await bad('/api/v2/runs/query', { method: 'POST', json: { project_ids: [projectId], filter: 'eq(' } }, ['body', 'filter']);
+    await bad(`/api/v2/runs/not-a-uuid?project_id=${projectId}`, {}, ['path', 'run_id']);
+    await bad(`/api/v2/runs/${child}`, {}, ['query', 'project_id']);
+    await bad('/api/v2/threads/query', { method: 'POST', json: { project_id: projectId, cursor: 'x' } }, ['body', 'cursor']);
+    await bad(`/api/v2/threads/conv-a/stats?session_id=${projectId}`, {}, ['query', 'selects']);
+    await bad(`/api/v2/runs/${child}/share`, { method: 'POST', json: { session_id: projectId } }, ['body', 'trace_id']);
+    await bad(`/runs/${child}/share`, { method: 'PUT', json: { share_token: 'short' } }, ['body', 'share_token']);
+    expect(await call(`/runs/${child}/share`)).toBeNull();
+    expect((await fetch(`${svc.url}/api/v2/runs/query`, { method: 'POST', body: '{}' })).status).toBe(401);
+  });
+
+  it('the JS SDK’s generated client pages runs, traces and threads', async () => {
+    const client = new Langsmith({ apiKey: svc.apiKey, baseURL: svc.url });
+    const ids: string[] = [];
+    for await (const run of client.runs.query({ project_ids: [projectId], page_size: 1 })) ids.push(String(run.id));
+    expect(ids.sort()).toEqual([...roots, child].sort());
+    const traces = await client.traces.query({ project_id: projectId, selects: ['NAME'] });
+    expect(traces.items.map((t) => t.root_run?.name)).toEqual(['root-2', 'root-1', 'root-0']);
+    const threads: string[] = [];
+    for await (const t of client.threads.query({ project_id: projectId, page_size: 1 })) threads.push(String(t.thread_id));
+    expect(threads).toEqual(['conv-a', 'conv-b']);
+    const { share_token } = await client.runs.share.create(roots[1], { session_id: projectId, trace_id: roots[1] });
+    expect((await client.public.runs.query(String(share_token), { selects: ['NAME'] })).items).toEqual([{ id: roots[1], name: 'root-1' }]);
+  });
+});
