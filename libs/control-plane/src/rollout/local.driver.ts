@@ -1,6 +1,7 @@
 import { Logger } from '@nestjs/common';
 import { randomBytes } from 'node:crypto';
-import { existsSync, mkdirSync, openSync, closeSync, readFileSync, realpathSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, openSync, closeSync, readFileSync, realpathSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import http from 'node:http';
 import { dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
 import { Client } from 'pg';
@@ -110,6 +111,11 @@ export class LocalDriver implements RolloutDriver {
   private readonly servers = new Map<number, SandboxedProcess>();
   /** Each deployment's relayed connections, counted together across its builds and revisions. */
   private readonly budgets = new Map<string, ConnectionBudget>();
+  /**
+   * This process's folder of sandboxes' sockets: short, since a unix socket's path has at most 107 bytes (a
+   * revision's folder under CONTROL_PLANE_DATA_DIR is longer). One subfolder per build or server, removed with it.
+   */
+  private runDir: string | null = null;
   private readonly sandbox: Sandbox;
   private reaped = false;
   private trustWarned = false;
@@ -229,7 +235,7 @@ export class LocalDriver implements RolloutDriver {
     if (!accepted) return;
     this.trustWarned = true;
     this.logger.warn({
-      msg: "AGENT_DATABASE_URL's PostgreSQL accepts logins without the password (trust authentication): deployments' code can log in as any role, superusers included. Use password (scram-sha-256) authentication for connections from this host.",
+      msg: "AGENT_DATABASE_URL's PostgreSQL accepts logins without the password (trust authentication): only the sandbox's database relay keeps deployments' code to its own role (with AGENT_SANDBOX=unsafe-none, nothing does). Use password (scram-sha-256) authentication for connections from this host.",
     });
   }
 
@@ -273,10 +279,21 @@ export class LocalDriver implements RolloutDriver {
     return b;
   }
 
-  /** A sandbox's relays (bwrap only: unsafe-none shares the host's network). */
+  /** A new folder for one sandbox's sockets (traversable: the sandbox's bwrap binds its relays from there). */
+  private socketDir(): string {
+    if (!this.runDir) {
+      this.runDir = mkdtempSync(join(tmpdir(), 'th-run-'));
+      chmodSync(this.runDir, 0o711);
+    }
+    const dir = join(this.runDir, randomBytes(6).toString('hex'));
+    mkdirSync(dir, { mode: 0o711 });
+    return dir;
+  }
+
+  /** A sandbox's relays (bwrap only: unsafe-none shares the host's network), in `dir`/net. */
   private async network(d: DeploymentRow, dir: string, spec: NetworkSpec): Promise<SandboxNetwork | null> {
     if (this.sandbox.mode === 'unsafe-none') return null;
-    return SandboxNetwork.open(dir, spec, this.budget(d.id));
+    return SandboxNetwork.open(join(dir, 'net'), spec, this.budget(d.id));
   }
 
   async build(d: DeploymentRow, r: RevisionRow): Promise<BuildResult> {
@@ -288,11 +305,16 @@ export class LocalDriver implements RolloutDriver {
     mkdirSync(dirs.appDir);
     mkdirSync(dirs.homeDir);
     // Builds reach the internet (package registries, git hosts) through the outbound proxy only.
-    const net = await this.network(d, join(dirs.rev, 'build-net'), { proxy: this.outbound });
+    const sockets = this.sandbox.mode === 'unsafe-none' ? null : this.socketDir();
     try {
-      return await this.buildIn(d, r, dirs, net);
+      const net = sockets ? await this.network(d, sockets, { proxy: this.outbound }) : null;
+      try {
+        return await this.buildIn(d, r, dirs, net);
+      } finally {
+        await net?.close();
+      }
     } finally {
-      await net?.close();
+      if (sockets) rmSync(sockets, { recursive: true, force: true });
     }
   }
 
@@ -429,14 +451,16 @@ export class LocalDriver implements RolloutDriver {
     const dirs = this.dirs(d, r);
     const configPath = this.insideSource(dirs.appDir, configRel);
     const graphsConfig = this.sandbox.inside(dirs, configPath);
-    const sandboxed = this.sandbox.mode !== 'unsafe-none';
+    const sockets = this.sandbox.mode === 'unsafe-none' ? null : this.socketDir();
+    const cleanUp = () => sockets && rmSync(sockets, { recursive: true, force: true });
     const tracing = this.opts.agentServerEnv.LANGSMITH_ENDPOINT;
-    const net = await this.network(d, join(dirs.rev, 'net'), { postgres: this.databaseTarget(d.runtime), trace: tracing ? new URL(tracing) : undefined, proxy: this.outbound });
+    let net: SandboxNetwork | null = null;
     let listening: Awaited<ReturnType<typeof listeningSocketFor>> | null = null;
     let p: SandboxedProcess;
     let address: ServerAddress;
     try {
-      address = sandboxed ? { socketPath: join(dirs.rev, 'agent.sock') } : { port: await freePort() };
+      if (sockets) net = await this.network(d, sockets, { postgres: this.databaseTarget(d.runtime), trace: tracing ? new URL(tracing) : undefined, proxy: this.outbound });
+      address = sockets ? { socketPath: join(sockets, 'agent.sock') } : { port: await freePort() };
       if ('socketPath' in address) listening = await listeningSocketFor(address.socketPath);
       // The agent server's documented variables and the deployment's own secrets: nothing else of the service's.
       const env: Record<string, string> = {
@@ -469,6 +493,7 @@ export class LocalDriver implements RolloutDriver {
       }
     } catch (err) {
       await net?.close();
+      cleanUp();
       throw err;
     } finally {
       await listening?.release(); // the server holds its own copy of the descriptor
@@ -476,13 +501,15 @@ export class LocalDriver implements RolloutDriver {
     const pid = p.child.pid;
     if (pid === undefined) {
       await net?.close();
+      cleanUp();
       throw new RolloutError('could not start the agent server');
     }
     this.servers.set(pid, p);
+    const relays = net;
     void p.exited.then(async () => {
       this.servers.delete(pid);
-      await net?.close();
-      if ('socketPath' in address) rmSync(address.socketPath, { force: true });
+      await relays?.close();
+      cleanUp();
     });
     return { pid, address };
   }
@@ -578,6 +605,8 @@ export class LocalDriver implements RolloutDriver {
     await Promise.all([...this.servers.keys()].map((pid) => this.stop(pid, this.opts.stopGraceMs)));
     await Promise.all([...this.proxies.values()].map((p) => p.close()));
     this.proxies.clear();
+    if (this.runDir) rmSync(this.runDir, { recursive: true, force: true });
+    this.runDir = null;
   }
 }
 

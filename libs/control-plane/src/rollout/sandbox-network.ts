@@ -127,6 +127,7 @@ export class SandboxNetwork {
 
   private async serve(name: RelayName, server: net.Server): Promise<void> {
     const path = join(this.dir, `${name}.sock`);
+    if (Buffer.byteLength(path) > 107) throw new Error(`socket path too long for a unix socket: ${path}`);
     await new Promise<void>((res, rej) => {
       server.once('error', rej);
       server.listen(path, () => {
