@@ -14,55 +14,15 @@
  */
 import { spawn } from 'node:child_process';
 import { randomBytes, randomUUID } from 'node:crypto';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client } from 'pg';
-import * as tar from 'tar';
 import { createTestDatabase, freePort, repoRoot, startAppProcess, TEST_POSTGRES_ADMIN_URL } from '@th/testing';
 import { median, round } from '../lib/stats';
+import { ask, sleep, tarball, writeProject } from './echo-deployment';
 
 type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
-
-const GRAPH_JS = `'use strict';
-const { StateGraph, MessagesAnnotation, START, END } = require('@langchain/langgraph');
-module.exports.graph = new StateGraph(MessagesAnnotation)
-  .addNode('echo', async (s) => ({ messages: [{ role: 'assistant', content: 'VERSION' }] }))
-  .addEdge(START, 'echo').addEdge('echo', END).compile();
-`;
-
-function writeProject(dir: string, version: string): void {
-  writeFileSync(join(dir, 'langgraph.json'), JSON.stringify({ graphs: { echo: './graph.js:graph' } }));
-  writeFileSync(join(dir, 'graph.js'), GRAPH_JS.replace('VERSION', version));
-}
-
-async function tarball(version: string): Promise<Buffer> {
-  const dir = mkdtempSync(join(tmpdir(), 'cp-bench-src-'));
-  writeProject(dir, version);
-  const chunks: Buffer[] = [];
-  for await (const c of tar.c({ gzip: true, cwd: dir }, ['langgraph.json', 'graph.js'])) chunks.push(c as Buffer);
-  rmSync(dir, { recursive: true, force: true });
-  return Buffer.concat(chunks);
-}
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-async function ask(url: string): Promise<string | null> {
-  try {
-    const t = (await (await fetch(`${url}/threads`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' })).json()) as Json;
-    const r = await fetch(`${url}/threads/${t.thread_id}/runs/wait`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ assistant_id: 'echo', input: { messages: [{ role: 'user', content: 'x' }] } }),
-    });
-    if (r.status !== 200) return null;
-    const out = (await r.json()) as Json;
-    const msgs = (out.messages ?? out.values?.messages ?? []) as Json[];
-    return (msgs.at(-1)?.content as string) ?? null;
-  } catch {
-    return null;
-  }
-}
 
 /** A bare agent server on the same graph: the floor under any rollout. */
 async function bareStart(): Promise<number> {
@@ -143,14 +103,14 @@ async function main(): Promise<void> {
       await untilDeployed(dep.id, p.latest_revision_id);
       const createMs = performance.now() - t0;
       const url = (await api(`/v2/deployments/${dep.id}`)).source_config.custom_url as string;
-      if ((await ask(url)) !== 'v1') throw new Error('the deployed server does not answer v1');
+      if ((await ask(url, key)) !== 'v1') throw new Error('the deployed server does not answer v1');
 
       const path2 = await upload(dep.id, 'v2');
       const t1 = performance.now();
       const p2 = await api(`/v2/deployments/${dep.id}`, { method: 'PATCH', json: { source_revision_config: { source_tarball_path: path2 } } });
       let patchMs = NaN;
       for (let k = 0; k < 4800; k++) {
-        if ((await ask(url)) === 'v2') {
+        if ((await ask(url, key)) === 'v2') {
           patchMs = performance.now() - t1;
           break;
         }

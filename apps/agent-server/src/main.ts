@@ -1,7 +1,7 @@
 import 'reflect-metadata';
 import { Module } from '@nestjs/common';
 import { AgentServerModule, installFastPath, loadAgentServerConfig } from '@th/agent-server';
-import { HealthModule, createHttpApp, listen, runUntilSignal } from '@th/platform';
+import { HealthModule, createHttpApp, listen, listenSocket, runUntilSignal } from '@th/platform';
 
 /** The agent server runs on its own per deployment: PostgreSQL and a graph file, no bus. */
 runUntilSignal('agent-server', async () => {
@@ -10,5 +10,5 @@ runUntilSignal('agent-server', async () => {
   class AgentServerAppModule {}
   const app = await createHttpApp(AgentServerAppModule, { service: 'agent-server', logLevel: config.LOG_LEVEL, maxBodyBytes: config.MAX_BODY_BYTES });
   installFastPath(app, config.MAX_BODY_BYTES);
-  return listen(app, config.HOST, config.PORT);
+  return config.LISTEN_SOCKET ? listenSocket(app, config.LISTEN_SOCKET) : listen(app, config.HOST, config.PORT);
 });

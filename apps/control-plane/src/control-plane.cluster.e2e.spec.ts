@@ -25,10 +25,11 @@ describe('control plane in the cluster form, behind the gateway', () => {
     db = await createTestDatabase('th_cp_cluster');
     const signing = randomBytes(24).toString('hex');
     const cpPort = await freePort();
+    const gwPort = await freePort();
     const common = { INTERNAL_SIGNING_KEY: signing, KAFKA_BROKERS: kafka.brokers, DATABASE_URL: db.url };
     controlPlane = await startAppProcess(
       'control-plane',
-      { ...common, CONTROL_PLANE_SECRETS_KEY: randomBytes(24).toString('hex'), CONTROL_PLANE_INSTALLATION: 'cloud', DATA_DIR: join(work, 'data'), ROLLOUT_POLL_MS: '200', GIT_ALLOW_LOCAL_REPOS: 'true' },
+      { ...common, CONTROL_PLANE_SECRETS_KEY: randomBytes(24).toString('hex'), CONTROL_PLANE_INSTALLATION: 'cloud', DATA_DIR: join(work, 'data'), ROLLOUT_POLL_MS: '200', GIT_ALLOW_LOCAL_REPOS: 'true', AGENT_KEY_CHECK_URL: `http://127.0.0.1:${gwPort}` },
       { port: cpPort },
     );
     gateway = await startAppProcess('gateway', {
@@ -39,7 +40,7 @@ describe('control plane in the cluster form, behind the gateway', () => {
       INGEST_URL: 'http://127.0.0.1:9',
       QUERY_URL: 'http://127.0.0.1:9',
       CONTROL_PLANE_URL: controlPlane.url,
-    });
+    }, { port: gwPort });
     execFileSync('mkdir', ['-p', repo]);
     writeFileSync(join(repo, 'langgraph.json'), JSON.stringify({ graphs: { echo: './graph.js:graph' } }));
     writeFileSync(
@@ -97,10 +98,15 @@ module.exports.graph = new StateGraph(MessagesAnnotation).addNode('echo', async 
     const dep = (await api(`/v2/deployments/${created.body.id}`)).body;
     expect(dep.status).toBe('READY');
     const url = dep.source_config.custom_url as string;
-    const t = (await (await fetch(`${url}/threads`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' })).json()) as Json;
+    // The address verifies the caller's key through the gateway: none or a wrong one is refused, GET /ok is open.
+    expect((await fetch(`${url}/ok`)).status).toBe(200);
+    expect((await fetch(`${url}/threads`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' })).status).toBe(401);
+    expect((await fetch(`${url}/threads`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-api-key': 'th_wrong' }, body: '{}' })).status).toBe(401);
+    const headers = { 'content-type': 'application/json', 'x-api-key': apiKey };
+    const t = (await (await fetch(`${url}/threads`, { method: 'POST', headers, body: '{}' })).json()) as Json;
     const out = await fetch(`${url}/threads/${t.thread_id}/runs/wait`, {
       method: 'POST',
-      headers: { 'content-type': 'application/json' },
+      headers,
       body: JSON.stringify({ assistant_id: 'echo', input: { messages: [{ role: 'user', content: 'hi' }] } }),
     });
     expect(out.status).toBe(200);

@@ -99,14 +99,15 @@ describe('control plane: a crash mid-rollout resumes after restart', () => {
     expect(dep).toMatchObject({ status: 'READY', active_revision_id: latest_revision_id });
 
     const url = dep.source_config.custom_url as string;
-    const t = (await (await fetch(`${url}/threads`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' })).json()) as Json;
+    const headers = { 'content-type': 'application/json', 'x-api-key': key };
+    const t = (await (await fetch(`${url}/threads`, { method: 'POST', headers, body: '{}' })).json()) as Json;
     const run = (await (await fetch(`${url}/threads/${t.thread_id}/runs`, {
       method: 'POST',
-      headers: { 'content-type': 'application/json' },
+      headers,
       body: JSON.stringify({ assistant_id: 'echo', input: { messages: [{ role: 'user', content: 'ok' }] } }),
     })).json()) as Json;
-    expect((await fetch(`${url}/threads/${t.thread_id}/runs/${run.run_id}/join`)).status).toBe(200);
-    const state = (await (await fetch(`${url}/threads/${t.thread_id}/state`)).json()) as Json;
+    expect((await fetch(`${url}/threads/${t.thread_id}/runs/${run.run_id}/join`, { headers })).status).toBe(200);
+    const state = (await (await fetch(`${url}/threads/${t.thread_id}/state`, { headers })).json()) as Json;
     expect(state.values.messages.at(-1).content).toBe('resumed ok');
 
     // A graceful restart brings the deployed server back behind the same address.

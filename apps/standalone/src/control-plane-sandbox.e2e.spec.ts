@@ -1,10 +1,12 @@
 import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { chmodSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import http from 'node:http';
+import { dirname, join } from 'node:path';
 import type { DataSource } from 'typeorm';
 import { CONTROL_PLANE_DATA_SOURCE } from '@th/control-plane';
+import { freePort, startConnectionCounter } from '@th/testing';
 import { startTestStandalone, type TestStandalone } from './testing/standalone-harness';
 
 // Issue 27, point 1: a hostile deployment, through the real control plane and the real agent server (`npm run
@@ -30,12 +32,14 @@ function gitRepo(files: Record<string, string>, links: Record<string, string> = 
 }
 
 /** A graph that answers "probe" with a JSON report of what the deployment's code can reach, and "slow" after 60 s. */
-const ATTACK_GRAPH = (targets: { files: string[]; folders: string[]; code?: string; databases: string[] }) => `'use strict';
+const ATTACK_GRAPH = (targets: { files: string[]; folders: string[]; code?: string; databases: string[]; ports?: number[]; sockets?: string[]; proxied?: string[] }) => `'use strict';
 const fs = require('node:fs');
+const net = require('node:net');
+const http = require('node:http');
 const { Client } = require('pg');
 const { StateGraph, MessagesAnnotation, START, END } = require('@langchain/langgraph');
 const targets = ${JSON.stringify(targets)};
-const attempt = async (f) => { try { return { ok: true, value: String(await f()).slice(0, 300) }; } catch (e) { return { ok: false, error: String(e && e.message).slice(0, 200) }; } };
+const attempt = async (f) => { try { return { ok: true, value: String(await f()).slice(0, 3000) }; } catch (e) { return { ok: false, error: String(e && e.message).slice(0, 200) }; } };
 async function connect(db) {
   const url = new URL(process.env.DATABASE_URL);
   url.pathname = '/' + db;
@@ -56,6 +60,22 @@ async function probe() {
     try { return JSON.stringify((await c.query('SELECT current_user AS u, rolsuper AS su, rolcreatedb AS cd, rolcreaterole AS cr FROM pg_roles WHERE rolname = current_user')).rows[0]); } finally { await c.end(); }
   });
   for (const db of targets.databases) r.databases[db] = await attempt(() => connect(db));
+  r.superuser = await attempt(async () => {
+    const url = new URL(process.env.DATABASE_URL);
+    url.username = 'postgres';
+    const c = new Client({ connectionString: url.toString() });
+    await c.connect();
+    try { return JSON.stringify((await c.query('SELECT current_user AS u')).rows[0]); } finally { await c.end(); }
+  });
+  const reach = (opts) => new Promise((res) => { const s = net.connect(opts); s.on('connect', () => { s.destroy(); res('connected'); }); s.on('error', (e) => res(e.code)); });
+  r.ports = {};
+  for (const p of targets.ports || []) r.ports[p] = await reach({ host: '127.0.0.1', port: p });
+  r.sockets = {};
+  for (const p of targets.sockets || []) r.sockets[p] = await reach({ path: p });
+  r.trace = await attempt(async () => { const res = await fetch(process.env.LANGSMITH_ENDPOINT + '/info'); return res.status + ' ' + Object.keys(await res.json()).includes('version'); });
+  const proxy = new URL(process.env.HTTP_PROXY);
+  r.proxied = {};
+  for (const u of targets.proxied || []) r.proxied[u] = await new Promise((res) => http.get({ host: proxy.hostname, port: proxy.port, path: u, headers: { host: new URL(u).host } }, (x) => { let b = ''; x.on('data', (d) => (b += d)); x.on('end', () => res(x.statusCode + ' ' + b.trim().slice(0, 40))); }).on('error', (e) => res(e.code)));
   return r;
 }
 const graph = new StateGraph(MessagesAnnotation)
@@ -76,9 +96,31 @@ describe('control plane: deployment code runs in a sandbox (issue 27, attack 1)'
   let ds: DataSource;
   const repos: string[] = [];
 
+  let listener: Awaited<ReturnType<typeof startConnectionCounter>>;
+  let allowed: http.Server;
+  let allowedPort: number;
+  let otherKey: string;
+
   beforeAll(async () => {
     process.env.TH_SANDBOX_CANARY = canary; // in the control plane's own environment: must not reach tenant code
-    svc = await startTestStandalone({ CONTROL_PLANE_INSTALLATION: 'cloud', ROLLOUT_POLL_MS: '200', DEPLOY_TIMEOUT_MS: '90000', AGENT_STOP_GRACE_MS: String(GRACE_MS), GIT_ALLOW_LOCAL_REPOS: 'true' });
+    listener = await startConnectionCounter(); // a listener of the host's loopback no deployment may reach
+    allowedPort = await freePort();
+    allowed = http.createServer((_req, res) => res.end('allowed-destination'));
+    await new Promise<void>((r) => allowed.listen(allowedPort, '127.0.0.1', r));
+    const port = await freePort();
+    svc = await startTestStandalone({
+      PORT: String(port),
+      CONTROL_PLANE_INSTALLATION: 'cloud',
+      ROLLOUT_POLL_MS: '200',
+      DEPLOY_TIMEOUT_MS: '90000',
+      AGENT_STOP_GRACE_MS: String(GRACE_MS),
+      GIT_ALLOW_LOCAL_REPOS: 'true',
+      AGENT_TRACING_ENDPOINT: `http://127.0.0.1:${port}`,
+      // A private destination the operator allows (as an outbound URL the graph may fetch through the proxy).
+      OUTBOUND_ALLOWED_HOSTS: `127.0.0.1:${allowedPort}`,
+    });
+    const ws = (await (await svc.api('/api/v1/workspaces', { method: 'POST', json: { name: 'other tenant' } })).json()) as Json;
+    otherKey = ((await (await svc.api('/api/v1/service-keys', { method: 'POST', json: { workspace_id: ws.id, description: 'other' } })).json()) as Json).key;
     dataDir = join(tmpdir(), `th-standalone-${process.pid}`);
     writeFileSync(join(dataDir, 'world-readable-canary'), canary, { mode: 0o644 }); // readable by anyone who can see it
     ds = svc.app.get<DataSource>(CONTROL_PLANE_DATA_SOURCE, { strict: false });
@@ -93,6 +135,8 @@ describe('control plane: deployment code runs in a sandbox (issue 27, attack 1)'
       for (let i = 0; i < 600 && ((await (await svc.api('/v2/deployments')).json()) as Json).total > 0; i++) await new Promise((r) => setTimeout(r, 100));
       await svc.close();
     }
+    await listener?.close();
+    await new Promise((r) => allowed?.close(r));
     for (const r of repos) rmSync(r, { recursive: true, force: true });
   });
 
@@ -128,10 +172,11 @@ describe('control plane: deployment code runs in a sandbox (issue 27, attack 1)'
   };
 
   async function say(url: string, text: string): Promise<string> {
-    const t = (await (await fetch(`${url}/threads`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' })).json()) as Json;
+    const headers = { 'content-type': 'application/json', 'x-api-key': svc.apiKey };
+    const t = (await (await fetch(`${url}/threads`, { method: 'POST', headers, body: '{}' })).json()) as Json;
     const r = await fetch(`${url}/threads/${t.thread_id}/runs/wait`, {
       method: 'POST',
-      headers: { 'content-type': 'application/json' },
+      headers,
       body: JSON.stringify({ assistant_id: 'g', input: { messages: [{ role: 'user', content: text }] } }),
     });
     expect(r.status).toBe(200);
@@ -145,20 +190,47 @@ describe('control plane: deployment code runs in a sandbox (issue 27, attack 1)'
     const victimRepo = gitRepo({ 'langgraph.json': JSON.stringify({ graphs: { g: './graph.js:graph' } }), 'graph.js': ATTACK_GRAPH({ files: [], folders: [], databases: [] }) + `// ${victimMark}\n` });
     repos.push(victimRepo);
     const victim = await create('victim', victimRepo, { secrets: [{ name: 'VICTIM_TOKEN', value: `victim-token-${canary}` }] });
-    expect((await revision(victim.id, victim.latest_revision_id)).status).toBe('DEPLOYED');
+    const victimRev = await revision(victim.id, victim.latest_revision_id);
+    expect(victimRev.status + ': ' + victimRev.status_message).toMatch(/^DEPLOYED/);
     const victimFolder = join(dataDir, 'control-plane', victim.id, victim.latest_revision_id, 'src');
     expect(readFileSync(join(victimFolder, 'graph.js'), 'utf8')).toContain(victimMark);
     const victimDb = `th_agent_${(victim.id as string).replace(/-/g, '')}`;
+    const victimUrl = ((await (await svc.api(`/v2/deployments/${victim.id}`)).json()) as Json).source_config.custom_url as string;
+    const [{ runtime: victimRuntime }] = (await ds.query('SELECT runtime FROM control_plane.deployments WHERE id = $1', [victim.id])) as { runtime: Json }[];
+    const victimSocket = victimRuntime.servers[victim.latest_revision_id].socket as string;
+    expect(existsSync(victimSocket)).toBe(true);
+
+    // The deployment's address: GET /ok is open, everything else needs a key of the deployment's own workspace.
+    expect((await fetch(`${victimUrl}/ok`)).status).toBe(200);
+    for (const [headers, status] of [[{}, 401], [{ 'x-api-key': 'th_not_a_key' }, 401], [{ 'x-api-key': otherKey }, 403], [{ authorization: `Bearer ${otherKey}` }, 403]] as const) {
+      const refused = await fetch(`${victimUrl}/threads`, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: '{}' });
+      expect([status, refused.status, ((await refused.json()) as Json).detail]).toEqual([status, status, expect.any(String)]);
+    }
+    expect((await fetch(`${victimUrl}/threads/search`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${svc.apiKey}` }, body: '{}' })).status).toBe(200);
+    const listed = (await (await fetch(`${victimUrl}/threads/search`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-api-key': svc.apiKey }, body: '{}' })).json()) as Json[];
+    expect(listed).toEqual([]); // no refused call created a thread
 
     const secrets = serviceSecrets();
     const files = ['session-secret', 'export-encryption-key', 'control-plane-secrets-key', 'world-readable-canary'].map((f) => join(dataDir, f));
-    const targets = { files: [...files, join(victimFolder, 'graph.js')], folders: [dataDir, join(dataDir, 'control-plane'), victimFolder, '/root', '/var', '/run'], code: REPO_ROOT, databases: [victimDb, serviceDb, 'postgres'] };
+    const servicePort = Number(new URL(svc.url).port);
+    const victimPort = Number(new URL(victimUrl).port);
+    const targets = {
+      files: [...files, join(victimFolder, 'graph.js')],
+      folders: [dataDir, join(dataDir, 'control-plane'), victimFolder, '/root', '/var'],
+      code: REPO_ROOT,
+      databases: [victimDb, serviceDb, 'postgres'],
+      ports: [servicePort, victimPort, listener.port, 6379],
+      sockets: [victimSocket],
+      proxied: [`http://127.0.0.1:${allowedPort}/`, `http://127.0.0.1:${listener.port}/`, `http://127.0.0.1:${servicePort}/ok`, 'http://169.254.169.254/latest/meta-data/'],
+    };
     const repo = gitRepo({ 'langgraph.json': JSON.stringify({ graphs: { g: './graph.js:graph' } }), 'graph.js': ATTACK_GRAPH(targets) }, { 'evil.json': join(dataDir, 'session-secret') });
     repos.push(repo);
 
     // 1. The attack of the issue, from the install command: its output is the failed revision's status_message.
     const attack = [
       'echo "ran as $(id -u)"',
+      `(exec 3<>/dev/tcp/127.0.0.1/${servicePort}) 2>/dev/null && echo "reached-service" || echo "service-unreachable"`,
+      `(exec 3<>/dev/tcp/127.0.0.1/${listener.port}) 2>/dev/null && echo "reached-listener" || echo "listener-unreachable"`,
       'cat ../../../../session-secret',
       ...files.map((f) => `cat ${f}`),
       `cat ${join(victimFolder, 'graph.js')}`,
@@ -173,6 +245,8 @@ describe('control plane: deployment code runs in a sandbox (issue 27, attack 1)'
     expect(failed.status).toBe('BUILD_FAILED');
     const msg = failed.status_message as string;
     expect(msg).toContain('ran as 65534');
+    expect(msg).toContain('service-unreachable');
+    expect(msg).toContain('listener-unreachable');
     for (const s of [...secrets, victimMark, `victim-token-${canary}`]) expect(msg).not.toContain(s);
     expect(msg).not.toContain(join(dataDir, 'control-plane', dep.id)); // its own host folder is /app to it
     expect(msg).toMatch(/No such file or directory/);
@@ -208,14 +282,28 @@ describe('control plane: deployment code runs in a sandbox (issue 27, attack 1)'
     // What it may read of the service: the agent server's compiled code and its modules, nothing else of the repository.
     expect(report.code.value.split(',').sort()).toEqual(['dist', 'node_modules', 'scripts']);
     expect(report.procs).toBeLessThan(5); // its own PID namespace
-    expect(report.env).toEqual(expect.arrayContaining(['DATABASE_URL', 'GRAPHS_CONFIG', 'GREETING', 'HOME', 'PORT']));
+    expect(report.env).toEqual(expect.arrayContaining(['DATABASE_URL', 'GRAPHS_CONFIG', 'GREETING', 'HOME', 'LISTEN_SOCKET', 'HTTPS_PROXY']));
+    expect(report.env).not.toContain('PORT');
     expect(report.env.filter((k: string) => /SECRET|KEY|TOKEN|CANARY|BOOTSTRAP|INTERNAL|ENCRYPTION/.test(k))).toEqual([]);
     // Its own database, as its own role: no superuser, no CREATEDB, no CREATEROLE.
     const depDb = `th_agent_${(dep.id as string).replace(/-/g, '')}`;
     expect(JSON.parse(report.own.value)).toEqual({ u: depDb, su: false, cd: false, cr: false });
-    // No CONNECT on another deployment's database nor on the service's.
-    expect(report.databases[victimDb]).toMatchObject({ ok: false, error: expect.stringContaining('permission denied') });
-    expect(report.databases[serviceDb]).toMatchObject({ ok: false, error: expect.stringContaining('permission denied') });
+    // Its relay lets only its own role on its own database through: not another deployment's database, not the
+    // service's, not a superuser (which the machine's trust authentication would otherwise let in).
+    for (const db of [victimDb, serviceDb, 'postgres']) expect(report.databases[db]).toMatchObject({ ok: false, error: expect.stringContaining('can be reached from this deployment') });
+    expect(report.superuser).toMatchObject({ ok: false, error: expect.stringContaining('can be reached from this deployment') });
+    // No port of the host's loopback (the service, another deployment's address, a test listener, Redis), no other socket.
+    expect(report.ports).toEqual({ [servicePort]: 'ECONNREFUSED', [victimPort]: 'ECONNREFUSED', [listener.port]: 'ECONNREFUSED', 6379: 'ECONNREFUSED' });
+    expect(report.sockets).toEqual({ [victimSocket]: 'ENOENT' });
+    expect(listener.connections()).toBe(0);
+    // Tracing reaches the service (its relay); the internet only through the proxy, under the outbound policy.
+    expect(report.trace).toEqual({ ok: true, value: '200 true' });
+    expect(report.proxied).toEqual({
+      [`http://127.0.0.1:${allowedPort}/`]: '200 allowed-destination',
+      [`http://127.0.0.1:${listener.port}/`]: expect.stringMatching(/^403 /),
+      [`http://127.0.0.1:${servicePort}/ok`]: expect.stringMatching(/^403 /),
+      'http://169.254.169.254/latest/meta-data/': expect.stringMatching(/^403 /),
+    });
 
     // 3. A replaced revision whose client holds an open stream is stopped within the bound.
     const [{ runtime }] = (await ds.query('SELECT runtime FROM control_plane.deployments WHERE id = $1', [dep.id])) as { runtime: Json }[];
@@ -223,17 +311,17 @@ describe('control plane: deployment code runs in a sandbox (issue 27, attack 1)'
     expect(runtime).toMatchObject({ database_role: depDb, database_password: { iv: expect.any(String), tag: expect.any(String), data: expect.any(String) } });
     expect(JSON.stringify(runtime)).not.toContain('postgres://');
     const oldPid = runtime.servers[rev2.id].pid as number;
-    // Straight to the revision's server (the front proxy's own handling of streams is another matter).
-    const direct = `http://127.0.0.1:${runtime.servers[rev2.id].port as number}`;
-    const t = (await (await fetch(`${direct}/threads`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' })).json()) as Json;
-    const stream = await fetch(`${direct}/threads/${t.thread_id}/runs/stream`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ assistant_id: 'g', input: { messages: [{ role: 'user', content: 'slow' }] }, on_disconnect: 'continue' }),
-    });
-    expect(stream.status).toBe(200);
-    const reader = (stream.body as ReadableStream<Uint8Array>).getReader();
-    await reader.read(); // the stream is open and held
+    // Straight to the revision's server, on its socket (the front proxy's own handling of streams is another matter).
+    const socketPath = runtime.servers[rev2.id].socket as string;
+    expect(socketPath).toMatch(/\/agent\.sock$/);
+    const direct = (path: string, body: string) =>
+      new Promise<http.IncomingMessage>((res, rej) => http.request({ socketPath, path, method: 'POST', headers: { 'content-type': 'application/json' } }, res).on('error', rej).end(body));
+    const created = await direct('/threads', '{}');
+    const t = JSON.parse(await new Promise<string>((res) => { let b = ''; created.on('data', (d: Buffer) => (b += d.toString())).on('end', () => res(b)); })) as Json;
+    const stream = await direct(`/threads/${t.thread_id}/runs/stream`, JSON.stringify({ assistant_id: 'g', input: { messages: [{ role: 'user', content: 'slow' }] }, on_disconnect: 'continue' }));
+    expect(stream.statusCode).toBe(200);
+    await new Promise((r) => stream.once('data', r)); // the stream is open and held
+    const streamEnded = new Promise<boolean>((r) => { stream.on('data', () => undefined); stream.once('close', () => r(true)); });
     const q = (await (await svc.api(`/v2/deployments/${dep.id}`, { method: 'PATCH', json: { secrets: [{ name: 'GREETING', value: 'second' }] } })).json()) as Json;
     expect((await revision(dep.id, q.latest_revision_id)).status).toBe('DEPLOYED');
     const replacedAt = Date.now();
@@ -250,9 +338,10 @@ describe('control plane: deployment code runs in a sandbox (issue 27, attack 1)'
     expect(gone).toBe(true);
     expect(Date.now() - replacedAt).toBeLessThan(GRACE_MS + 5000);
     // The held stream ends with its server; new calls run the new revision with the new secret.
-    const ended = await Promise.race([(async () => { while (!(await reader.read()).done); return true; })().catch(() => true), new Promise((r) => setTimeout(() => r(false), 5000))]);
+    const ended = await Promise.race([streamEnded, new Promise((r) => setTimeout(() => r(false), 5000))]);
     expect(ended).toBe(true);
-    await reader.cancel().catch(() => undefined);
+    // Its relays and socket went with it.
+    expect(existsSync(dirname(socketPath))).toBe(false);
     expect(await say(url, 'hi')).toBe('answer second');
-  });
+  }, 300_000);
 });

@@ -81,19 +81,20 @@ async function pollDeployment(svc: TestStandalone, id: string, pred: (status: nu
 }
 
 /** Calls the deployed agent server as the spec's agent-server endpoints describe. */
-async function chat(url: string, text: string): Promise<string> {
-  const t = await fetch(`${url}/threads`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' });
+async function chat(url: string, text: string, key: string): Promise<string> {
+  const headers = { 'content-type': 'application/json', 'x-api-key': key };
+  const t = await fetch(`${url}/threads`, { method: 'POST', headers, body: '{}' });
   expect(t.status).toBe(200);
   const { thread_id } = (await t.json()) as Json;
   const run = await fetch(`${url}/threads/${thread_id}/runs`, {
     method: 'POST',
-    headers: { 'content-type': 'application/json' },
+    headers,
     body: JSON.stringify({ assistant_id: 'echo', input: { messages: [{ role: 'user', content: text }] } }),
   });
   expect(run.status).toBe(200);
   const { run_id } = (await run.json()) as Json;
-  expect((await fetch(`${url}/threads/${thread_id}/runs/${run_id}/join`)).status).toBe(200);
-  const state = (await (await fetch(`${url}/threads/${thread_id}/state`)).json()) as Json;
+  expect((await fetch(`${url}/threads/${thread_id}/runs/${run_id}/join`, { headers })).status).toBe(200);
+  const state = (await (await fetch(`${url}/threads/${thread_id}/state`, { headers })).json()) as Json;
   const msgs = state.values.messages as Json[];
   return msgs[msgs.length - 1].content as string;
 }
@@ -178,7 +179,7 @@ describe('control plane (cloud installation): deployments, revisions and local r
     expect(live).toMatchObject({ status: 'READY', active_revision_id: rev1.id });
     const url = live.source_config.custom_url as string;
     expect(url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
-    expect(await chat(url, 'hi')).toBe('v1 hi greeting=hello-secret');
+    expect(await chat(url, 'hi', svc.apiKey)).toBe('v1 hi greeting=hello-secret');
 
     // PATCH a revision-creating field (secrets): a new revision, rolled out behind the same URL.
     const patched = await svc.api(`/v2/deployments/${dep.id}`, { method: 'PATCH', json: { secrets: [{ name: 'GREETING', value: 'second' }] } });
@@ -187,7 +188,7 @@ describe('control plane (cloud installation): deployments, revisions and local r
     expect(p.latest_revision_id).not.toBe(rev1.id);
     const rev2 = await pollRevision(svc, dep.id, p.latest_revision_id);
     expect(rev2).toMatchObject({ status: 'DEPLOYED' });
-    expect(await chat(url, 'again')).toBe('v1 again greeting=second');
+    expect(await chat(url, 'again', svc.apiKey)).toBe('v1 again greeting=second');
     expect((await pollRevision(svc, dep.id, rev1.id)).status).toBe('REPLACED');
     expect(((await (await svc.api(`/v2/deployments/${dep.id}`)).json()) as Json).active_revision_id).toBe(rev2.id);
 
@@ -206,7 +207,7 @@ describe('control plane (cloud installation): deployments, revisions and local r
     expect(rev3.status_message).toContain('broken build');
     const after = (await (await svc.api(`/v2/deployments/${dep.id}`)).json()) as Json;
     expect(after).toMatchObject({ status: 'READY', active_revision_id: rev2.id });
-    expect(await chat(url, 'still')).toBe('v1 still greeting=second');
+    expect(await chat(url, 'still', svc.apiKey)).toBe('v1 still greeting=second');
 
     // build_on_push: a signed push webhook builds the new commit.
     await svc.api(`/v2/deployments/${dep.id}`, { method: 'PATCH', json: { source_config: { build_command: 'true' } } });
@@ -225,7 +226,7 @@ describe('control plane (cloud installation): deployments, revisions and local r
     const rev4 = await pollRevision(svc, dep.id, pushed.revisions[0].revision_id);
     expect(rev4).toMatchObject({ status: 'DEPLOYED' });
     expect(rev4.source_revision_config.repo_commit_sha).toBe(sha);
-    expect(await chat(url, 'pushed')).toBe('v2 pushed greeting=second');
+    expect(await chat(url, 'pushed', svc.apiKey)).toBe('v2 pushed greeting=second');
 
     const list = (await (await svc.api(`/v2/deployments/${dep.id}/revisions`)).json()) as Json;
     expect(list.total).toBe(4);
@@ -276,7 +277,7 @@ describe('control plane (cloud installation): deployments, revisions and local r
     const rev = await pollRevision(svc, dep.id, p.latest_revision_id);
     expect(rev.status + ': ' + rev.status_message).toMatch(/^DEPLOYED/);
     const live = (await (await svc.api(`/v2/deployments/${dep.id}`)).json()) as Json;
-    expect(await chat(live.source_config.custom_url, 'up')).toBe('s1 up greeting=');
+    expect(await chat(live.source_config.custom_url, 'up', svc.apiKey)).toBe('s1 up greeting=');
   });
 
   it('any of the three schemes authenticates: X-Api-Key, the Tenant ID header with a key, a bearer token', async () => {
@@ -339,7 +340,7 @@ describe('control plane (cloud installation): deployments, revisions and local r
     expect(failed.status).toBe('DEPLOY_FAILED');
     expect(failed.status_history.map((h: Json) => h.status)).toEqual(['QUEUED', 'BUILDING', 'DEPLOYING', 'DEPLOY_FAILED']);
     expect(((await (await svc.api(`/v2/deployments/${dep.id}`)).json()) as Json)).toMatchObject({ status: 'READY', active_revision_id: second.id });
-    expect(await chat(url, 'alive')).toBe('s1 alive greeting=hello-secret');
+    expect(await chat(url, 'alive', svc.apiKey)).toBe('s1 alive greeting=hello-secret');
     rmSync(repo, { recursive: true, force: true });
   });
 

@@ -46,22 +46,25 @@ async function tarball(): Promise<Buffer> {
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const TERMINAL_RUN = ['success', 'error', 'timeout', 'interrupted'];
 
-/** Server-side ESTABLISHED TCP connections whose local port is `port` (this machine's /proc/net/tcp). */
-function establishedTo(port: number): number {
-  const hex = port.toString(16).toUpperCase().padStart(4, '0');
-  return readFileSync('/proc/net/tcp', 'utf8')
+/**
+ * Server-side connections of a revision's server: connected unix sockets (St 03) accepted on its socket, as this
+ * machine's /proc/net/unix lists them (the control plane made the socket, so they are in the host's namespace,
+ * under the name the socket was bound to: the path with a suffix).
+ */
+function connectedTo(socketPath: string): number {
+  return readFileSync('/proc/net/unix', 'utf8')
     .split('\n')
     .slice(1)
     .filter((line) => {
       const f = line.trim().split(/\s+/);
-      return f.length > 3 && f[1].endsWith(`:${hex}`) && f[3] === '01';
+      return f.length >= 8 && f[5] === '03' && f[7].startsWith(socketPath);
     }).length;
 }
 
 /** Opens a raw HTTP/1.1 request and resolves once the response's status line and headers have arrived. */
-function openStream(port: number, path: string): Promise<net.Socket> {
+function openStream(port: number, path: string, key: string): Promise<net.Socket> {
   return new Promise((resolve, reject) => {
-    const s = net.connect(port, '127.0.0.1', () => s.write(`GET ${path} HTTP/1.1\r\nHost: 127.0.0.1\r\nAccept: text/event-stream\r\n\r\n`));
+    const s = net.connect(port, '127.0.0.1', () => s.write(`GET ${path} HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Api-Key: ${key}\r\nAccept: text/event-stream\r\n\r\n`));
     let head = '';
     const timer = setTimeout(() => {
       s.destroy();
@@ -90,7 +93,8 @@ describe('the deployment address passes disconnects and always reaches the activ
   let frontPort: number;
 
   const post = (path: string, body: unknown, signal?: AbortSignal) =>
-    fetch(`${url}${path}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body), signal });
+    fetch(`${url}${path}`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-api-key': svc.apiKey }, body: JSON.stringify(body), signal });
+  const get = (path: string) => fetch(`${url}${path}`, { headers: { 'x-api-key': svc.apiKey } });
   const input = (text: string) => ({ messages: [{ role: 'user', content: text }] });
 
   async function pollRevision(revisionId: string): Promise<Json> {
@@ -102,18 +106,18 @@ describe('the deployment address passes disconnects and always reaches the activ
     throw new Error(`revision ${revisionId} never ended its rollout`);
   }
 
-  /** The agent server's port of a revision, as the local driver recorded it. */
-  async function serverPort(revisionId: string): Promise<number> {
+  /** The agent server's socket of a revision, as the local driver recorded it. */
+  async function serverSocket(revisionId: string): Promise<string> {
     const ds = svc.app.get<DataSource>(CONTROL_PLANE_DATA_SOURCE, { strict: false });
     const [row] = (await ds.query(`SELECT runtime FROM control_plane.deployments WHERE id = $1`, [dep.id])) as { runtime: Json }[];
-    return row.runtime.servers[revisionId].port as number;
+    return row.runtime.servers[revisionId].socket as string;
   }
 
   async function runStatus(threadId: string, runId: string, withinMs: number): Promise<string> {
     const deadline = Date.now() + withinMs;
     let status = '';
     while (Date.now() < deadline) {
-      status = ((await (await fetch(`${url}/threads/${threadId}/runs/${runId}`)).json()) as Json).status as string;
+      status = ((await (await get(`/threads/${threadId}/runs/${runId}`)).json()) as Json).status as string;
       if (TERMINAL_RUN.includes(status)) return status;
       await sleep(200);
     }
@@ -185,7 +189,7 @@ describe('the deployment address passes disconnects and always reaches the activ
     let runs: Json[] = [];
     for (let i = 0; i < 50 && !runs.some((r) => r.status === 'running'); i++) {
       await sleep(100);
-      runs = (await (await fetch(`${url}/threads/${threadId}/runs`)).json()) as Json[];
+      runs = (await (await get(`/threads/${threadId}/runs`)).json()) as Json[];
     }
     expect(runs.map((r) => r.status)).toEqual(['running']);
     abort.abort();
@@ -195,12 +199,12 @@ describe('the deployment address passes disconnects and always reaches the activ
 
   it('100 abandoned thread streams: the address still answers at once and their upstream connections are closed', async () => {
     const threadId = await newThread();
-    const upstream = await serverPort(dep.active_revision_id as string);
-    const before = establishedTo(upstream);
+    const upstream = await serverSocket(dep.active_revision_id as string);
+    const before = connectedTo(upstream);
     const sockets: net.Socket[] = [];
     try {
-      for (let i = 0; i < 100; i++) sockets.push(await openStream(frontPort, `/threads/${threadId}/stream`));
-      expect(establishedTo(upstream)).toBeGreaterThanOrEqual(100);
+      for (let i = 0; i < 100; i++) sockets.push(await openStream(frontPort, `/threads/${threadId}/stream`, svc.apiKey));
+      expect(connectedTo(upstream)).toBeGreaterThanOrEqual(100);
     } finally {
       for (const s of sockets) s.destroy();
     }
@@ -208,17 +212,17 @@ describe('the deployment address passes disconnects and always reaches the activ
     const ok = await fetch(`${url}/ok`, { signal: AbortSignal.timeout(5000) });
     expect(ok.status).toBe(200);
     expect(Date.now() - t0).toBeLessThan(2000); // the machine may be busy: before, it never answered
-    let open = establishedTo(upstream);
+    let open = connectedTo(upstream);
     for (let i = 0; i < 50 && open > before + 2; i++) {
       await sleep(100);
-      open = establishedTo(upstream);
+      open = connectedTo(upstream);
     }
     expect(open).toBeLessThanOrEqual(before + 2); // at most a kept-alive connection or two of the pool
   });
 
   it('after a secrets PATCH is DEPLOYED, every request reaches the new revision, even while a client holds a stream on the old one', async () => {
     const threadId = await newThread();
-    const held = await openStream(frontPort, `/threads/${threadId}/stream`);
+    const held = await openStream(frontPort, `/threads/${threadId}/stream`, svc.apiKey);
     try {
       const first = (await (await post('/runs/wait', { assistant_id: 'echo', input: input('hi') })).json()) as Json;
       expect(first.messages[1].content).toMatch(/greeting=first$/);

@@ -8,6 +8,11 @@ export const agentServerConfigShape = {
   ...outboundConfigShape,
   PORT: port(8086),
   HOST: z.string().default('0.0.0.0'),
+  /**
+   * Listen on a unix socket instead of HOST:PORT: a path, or fd:N for a listening socket inherited from the parent
+   * (the control plane's sandbox hands one over; the server then has no TCP port).
+   */
+  LISTEN_SOCKET: z.string().regex(/^(fd:\d+|\/.+)$/, 'an absolute socket path or fd:N').optional(),
   DATABASE_URL: secret(z.string().min(1)),
   /** Absolute path of the graph configuration JSON (the spec's langgraph_config_path format). */
   GRAPHS_CONFIG: z.string().min(1),

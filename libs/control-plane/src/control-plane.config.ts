@@ -20,6 +20,11 @@ export const controlPlaneConfigShape = {
   AGENT_TRACING_ENDPOINT: z.string().url().optional(),
   /** Where the local driver's per-deployment front proxies listen (default: 127.0.0.1, or the app's own host in standalone). */
   AGENT_BIND_HOST: z.string().min(1).optional(),
+  /**
+   * Cluster form: the gateway's address, through which deployment addresses verify their callers' API keys (the
+   * control plane holds no keys). Unset in the standalone app, which verifies them in process.
+   */
+  AGENT_KEY_CHECK_URL: z.string().url().optional(),
   /** Host name in the deployment URLs the local driver hands out (default: the bind host; 127.0.0.1 when that is 0.0.0.0). */
   AGENT_PUBLIC_HOST: z.string().min(1).optional(),
   /**
@@ -115,5 +120,6 @@ export function controlPlaneOptionsFromConfig(
     },
     k8s: { readyTimeoutMs: c.K8S_READY_TIMEOUT_MS },
     outbound: { allowedHosts: c.OUTBOUND_ALLOWED_HOSTS, allowLocalRepos: c.GIT_ALLOW_LOCAL_REPOS },
+    callers: { gatewayUrl: c.AGENT_KEY_CHECK_URL ?? null },
   };
 }

@@ -1,4 +1,6 @@
 import { Module, type DynamicModule, type OnApplicationShutdown } from '@nestjs/common';
+import { ModuleRef } from '@nestjs/core';
+import { IDENTITY_RESOLVER, type IdentityResolver } from '@th/auth';
 import type { DataSource } from 'typeorm';
 import { CONTROL_PLANE_OPTIONS, type ControlPlaneOptions } from './control-plane.options';
 import { DeploymentsController, UnversionedUploadUrlController, UploadsController } from './deployments/deployments.controller';
@@ -12,6 +14,7 @@ import { ListenersRepository } from './listeners/listeners.repository';
 import { ControlPlaneMigration } from './migrations';
 import { ControlPlaneOpenApiController } from './openapi/openapi.controller';
 import { OutboundPolicy } from '@th/platform';
+import { GatewayCallers, ResolverCallers } from './rollout/deployment-callers';
 import { GitSource } from './rollout/git-source';
 import { K8sDriver } from './rollout/k8s.driver';
 import { LocalDriver } from './rollout/local.driver';
@@ -56,9 +59,18 @@ export class ControlPlaneModule {
         { provide: GitSource, useValue: new GitSource(new OutboundPolicy(opts.outbound.allowedHosts), opts.outbound.allowLocalRepos) },
         {
           provide: RolloutWorkerHandle,
-          inject: [CONTROL_PLANE_DATA_SOURCE, DeploymentsRepository, ListenersRepository, UploadsRepository, SecretsCipher, GitSource],
-          useFactory: (ds: DataSource, repo: DeploymentsRepository, listeners: ListenersRepository, uploads: UploadsRepository, cipher: SecretsCipher, git: GitSource) => {
-            const local = new LocalDriver(opts.local, uploads, cipher, git);
+          inject: [CONTROL_PLANE_DATA_SOURCE, DeploymentsRepository, ListenersRepository, UploadsRepository, SecretsCipher, GitSource, ModuleRef],
+          useFactory: (ds: DataSource, repo: DeploymentsRepository, listeners: ListenersRepository, uploads: UploadsRepository, cipher: SecretsCipher, git: GitSource, refs: ModuleRef) => {
+            // Callers of deployment addresses: verified by the gateway (cluster) or the host app's own resolver (standalone).
+            const resolver = (): IdentityResolver | null => {
+              try {
+                return refs.get<IdentityResolver>(IDENTITY_RESOLVER, { strict: false });
+              } catch {
+                return null;
+              }
+            };
+            const callers = opts.callers.gatewayUrl ? new GatewayCallers(opts.callers.gatewayUrl) : new ResolverCallers(resolver);
+            const local = new LocalDriver(opts.local, uploads, cipher, git, new OutboundPolicy(opts.outbound.allowedHosts), callers);
             const k8s = new K8sDriver({ readyTimeoutMs: opts.k8s.readyTimeoutMs, secretsKey: opts.secretsKey });
             const worker = opts.rolloutWorker ? new RolloutWorker(ds, repo, listeners, cipher, { local, k8s }, { pollMs: opts.rolloutPollMs, stopGraceMs: 5000, concurrency: opts.rolloutConcurrency }) : null;
             return new RolloutWorkerHandle(worker, [local, k8s]);

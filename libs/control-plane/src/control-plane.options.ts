@@ -21,6 +21,8 @@ export interface ControlPlaneOptions {
     /** Time a k8s rollout may take to become available. */
     readyTimeoutMs: number;
   };
+  /** How deployment addresses verify their callers' keys: through the gateway at this URL (cluster), else in process. */
+  callers: { gatewayUrl: string | null };
   /** What git repositories may be cloned from (see GitSource): OUTBOUND_ALLOWED_HOSTS and GIT_ALLOW_LOCAL_REPOS. */
   outbound: { allowedHosts: string; allowLocalRepos: boolean };
 }

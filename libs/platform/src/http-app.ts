@@ -1,3 +1,4 @@
+import { rmSync } from 'node:fs';
 import { createServer, IncomingMessage, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import type { INestApplication, NestApplicationOptions } from '@nestjs/common';
@@ -84,6 +85,23 @@ export async function listen(app: INestApplication, host: string, port: number, 
   const { port: bound } = app.getHttpServer().address() as { port: number };
   return {
     url: `http://${host}:${bound}`,
+    async close() {
+      await app.close();
+      await also();
+    },
+  };
+}
+
+/**
+ * Listens on a unix socket instead: a path (a stale socket file there is replaced), or `fd:N`, a listening socket
+ * inherited from the parent (how a sandboxed agent server gets the socket its control plane made).
+ */
+export async function listenSocket(app: INestApplication, socket: string, also: () => Promise<unknown> = async () => undefined): Promise<{ url: string; close(): Promise<void> }> {
+  const fd = /^fd:(\d+)$/.exec(socket);
+  if (!fd) rmSync(socket, { force: true });
+  await app.listen((fd ? { fd: Number(fd[1]) } : socket) as unknown as string);
+  return {
+    url: fd ? `unix:fd ${fd[1]}` : `unix:${socket}`,
     async close() {
       await app.close();
       await also();

@@ -25,8 +25,8 @@ export interface DeploymentRuntime {
   database_password?: SealedValue;
   url?: string;
   front_port?: number;
-  /** Revision id → the server serving it (local driver). */
-  servers?: Record<string, { port: number; pid: number }>;
+  /** Revision id → the server serving it (local driver): its unix socket (sandboxed) or loopback port (unsafe-none). */
+  servers?: Record<string, { port?: number; socket?: string; pid: number }>;
   message?: string;
 }
 

@@ -1,10 +1,17 @@
 import http from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import net from 'node:net';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { CallerVerdict } from './deployment-callers';
 import { FRONT_PROXY_LIMITS, FrontProxy } from './front-proxy';
 
 // The proxy's transport semantics against real HTTP servers on 127.0.0.1 (the agent server's own behaviour through
 // the proxy is covered by apps/standalone/src/deployment-address.e2e.spec.ts).
+
+/** The transport tests: every caller is let through (the credential check has its own test below). */
+const allowAll = async (): Promise<CallerVerdict> => ({ ok: true });
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -92,9 +99,9 @@ describe('FrontProxy', () => {
   beforeEach(async () => {
     a = await startUpstream('a');
     b = await startUpstream('b');
-    proxy = new FrontProxy();
+    proxy = new FrontProxy(allowAll);
     port = await proxy.listen('127.0.0.1', 0);
-    proxy.point(a.port);
+    proxy.point({ port: a.port });
   });
   afterEach(async () => {
     await proxy.close();
@@ -108,7 +115,7 @@ describe('FrontProxy', () => {
     expect([none.status, await none.json()]).toEqual([503, { detail: 'No revision is deployed yet' }]);
     const gone = await startUpstream('gone');
     await gone.close();
-    proxy.point(gone.port);
+    proxy.point({ port: gone.port });
     const down = await fetch(url('/ok'), { method: 'POST', body: 'x'.repeat(100_000) });
     expect(down.status).toBe(502);
     expect(((await down.json()) as { detail: string }).detail).toMatch(/^agent server unavailable/);
@@ -205,7 +212,7 @@ describe('FrontProxy', () => {
         }).on('error', reject);
       });
     expect(await get()).toBe('a');
-    proxy.point(b.port);
+    proxy.point({ port: b.port });
     const served = [];
     for (let i = 0; i < 20; i++) served.push(await get());
     expect(served).toEqual(Array(20).fill('b'));
@@ -215,9 +222,9 @@ describe('FrontProxy', () => {
   });
 
   it('cuts off a client that is slow to send its headers, but not an answer that takes longer than a request may', async () => {
-    const quick = new FrontProxy({ ...FRONT_PROXY_LIMITS, headersTimeoutMs: 300, requestTimeoutMs: 600, checkIntervalMs: 100 });
+    const quick = new FrontProxy(allowAll, { ...FRONT_PROXY_LIMITS, headersTimeoutMs: 300, requestTimeoutMs: 600, checkIntervalMs: 100 });
     const quickPort = await quick.listen('127.0.0.1', 0);
-    quick.point(a.port);
+    quick.point({ port: a.port });
     try {
       const slow = net.connect(quickPort, '127.0.0.1', () => slow.write('GET /ok HTTP/1.1\r\nHost: x\r\n'));
       const t0 = Date.now();
@@ -241,9 +248,9 @@ describe('FrontProxy', () => {
   });
 
   it('serves at most maxConnections clients at once; a freed slot serves again', async () => {
-    const small = new FrontProxy({ ...FRONT_PROXY_LIMITS, maxConnections: 5 });
+    const small = new FrontProxy(allowAll, { ...FRONT_PROXY_LIMITS, maxConnections: 5 });
     const smallPort = await small.listen('127.0.0.1', 0);
-    small.point(a.port);
+    small.point({ port: a.port });
     try {
       const held: net.Socket[] = [];
       for (let i = 0; i < 5; i++) held.push(await rawRequest(smallPort, '/stream'));
@@ -254,6 +261,50 @@ describe('FrontProxy', () => {
       for (const h of held) h.destroy();
     } finally {
       await small.close();
+    }
+  });
+  it('forwards only callers the check lets through (GET /ok open), with nothing forwarded otherwise and the key not passed on', async () => {
+    const checked: string[] = [];
+    const guarded = new FrontProxy(async (headers) => {
+      checked.push(String(headers['x-api-key'] ?? headers.authorization ?? ''));
+      if (headers['x-api-key'] === 'good' || headers.authorization === 'Bearer good') return { ok: true };
+      return headers['x-api-key'] === 'other' ? { ok: false, status: 403, detail: 'other workspace' } : { ok: false, status: 401, detail: 'no key' };
+    });
+    const gPort = await guarded.listen('127.0.0.1', 0);
+    guarded.point({ port: a.port });
+    try {
+      const at = (path: string, init: RequestInit = {}) => fetch(`http://127.0.0.1:${gPort}${path}`, init);
+      expect((await at('/ok')).status).toBe(200);
+      expect((await at('/ok?x=1', { method: 'HEAD' })).status).toBe(200);
+      expect(checked).toEqual([]);
+      const before = a.seen.length;
+      const none = await at('/threads', { method: 'POST', body: '{}' });
+      expect([none.status, await none.json()]).toEqual([401, { detail: 'no key' }]);
+      const other = await at('/threads', { method: 'POST', body: '{}', headers: { 'x-api-key': 'other' } });
+      expect([other.status, await other.json()]).toEqual([403, { detail: 'other workspace' }]);
+      expect((await at('/ok/../threads', { headers: { 'x-api-key': 'bad' } })).status).toBe(401);
+      expect(a.seen.length).toBe(before); // nothing reached the server
+      const ok = await at('/threads', { method: 'POST', body: '{"a":1}', headers: { 'x-api-key': 'good', authorization: 'Basic app-auth' } });
+      expect(((await ok.json()) as { body: string }).body).toBe('{"a":1}');
+      expect(a.seen.at(-1)?.headers['x-api-key']).toBeUndefined();
+      expect(a.seen.at(-1)?.headers.authorization).toBe('Basic app-auth'); // the app's own header, not the key
+      expect((await at('/threads', { headers: { authorization: 'Bearer good' } })).status).toBe(200);
+      expect(a.seen.at(-1)?.headers.authorization).toBeUndefined();
+    } finally {
+      await guarded.close();
+    }
+  });
+
+  it('forwards to a server on a unix socket', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'front-sock-'));
+    const server = http.createServer((req, res) => res.end(`socket ${req.url}`));
+    await new Promise<void>((r) => server.listen(join(dir, 'agent.sock'), r));
+    try {
+      proxy.point({ socketPath: join(dir, 'agent.sock') });
+      expect(await (await fetch(url('/threads?x=1'))).text()).toBe('socket /threads?x=1');
+    } finally {
+      await new Promise((r) => server.close(r));
+      rmSync(dir, { recursive: true, force: true });
     }
   });
 });

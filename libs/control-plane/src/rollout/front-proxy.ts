@@ -2,6 +2,7 @@ import { Logger } from '@nestjs/common';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { pipeline } from 'node:stream';
+import type { CallerVerdict } from './deployment-callers';
 
 /** Limits of a front proxy's client side (the deployment's address, open to the deployment's callers). */
 export interface FrontProxyLimits {
@@ -34,25 +35,37 @@ function endToEnd(headers: http.IncomingHttpHeaders): http.OutgoingHttpHeaders {
   return out;
 }
 
+/** Where a revision's server listens: a unix socket (sandboxed) or a loopback TCP port (AGENT_SANDBOX=unsafe-none). */
+export type ServerAddress = { socketPath: string } | { port: number };
+
+/** Decides whether a request's credential may reach the deployment (GET /ok is always let through, for health checks). */
+export type Authorize = (headers: http.IncomingHttpHeaders) => Promise<CallerVerdict>;
+
+const isHealthCheck = (req: http.IncomingMessage) => (req.method === 'GET' || req.method === 'HEAD') && (req.url ?? '').split('?')[0] === '/ok';
+
 /**
  * A stable address per deployment that forwards each HTTP request to whichever revision's server is active.
  * Per request (not per connection), so a client's kept-alive connection survives the switch to a new revision.
  * Disconnects pass both ways: a client that leaves has its upstream request destroyed (the agent server sees it
  * leave: `on_disconnect: "cancel"` cancels the run, a thread stream ends), and an upstream that breaks off has
- * the client's response destroyed (the client sees a cut, not a short answer).
+ * the client's response destroyed (the client sees a cut, not a short answer). Every request but GET /ok needs a
+ * credential of the deployment's workspace, checked before anything is forwarded.
  */
 export class FrontProxy {
   private readonly logger = new Logger('front-proxy');
-  private target: number | null = null;
+  private target: ServerAddress | null = null;
   private readonly server: http.Server;
   /**
    * Upstream connections: kept alive for reuse, with no cap on those in use (a cap let 64 held streams queue every
    * other request, `/ok` included). Each in use belongs to one client request, so the client side's maxConnections
-   * bounds them. Pools are per port: a request sent after a switch never takes a connection to the old revision.
+   * bounds them. Pools are per server: a request sent after a switch never takes a connection to the old revision.
    */
   private readonly agent = new http.Agent({ keepAlive: true, maxFreeSockets: 16, scheduling: 'lifo' });
 
-  constructor(limits: FrontProxyLimits = FRONT_PROXY_LIMITS) {
+  constructor(
+    private readonly authorize: Authorize,
+    limits: FrontProxyLimits = FRONT_PROXY_LIMITS,
+  ) {
     this.server = http.createServer(
       {
         headersTimeout: limits.headersTimeoutMs,
@@ -63,21 +76,42 @@ export class FrontProxy {
         keepAlive: true,
         keepAliveInitialDelay: 30_000,
       },
-      (req, res) => this.forward(req, res),
+      (req, res) => this.admit(req, res),
     );
     this.server.maxConnections = limits.maxConnections;
   }
 
-  private forward(req: http.IncomingMessage, res: http.ServerResponse): void {
-    const port = this.target;
-    if (port === null) {
+  private admit(req: http.IncomingMessage, res: http.ServerResponse): void {
+    if (isHealthCheck(req)) return this.forward(req, res, false);
+    req.pause(); // the body waits for the verdict
+    this.authorize(req.headers).then(
+      (v) => {
+        if (res.destroyed) return; // the client left while its key was checked
+        if (v.ok) return this.forward(req, res, true);
+        const body = JSON.stringify({ detail: v.detail });
+        // The body is not read: the connection closes after the answer.
+        res.writeHead(v.status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body), connection: 'close' }).end(body);
+      },
+      () => res.writeHead(503, { connection: 'close' }).end(),
+    );
+  }
+
+  private forward(req: http.IncomingMessage, res: http.ServerResponse, authorized: boolean): void {
+    const target = this.target;
+    if (target === null) {
       req.resume();
       res.writeHead(503, { 'content-type': 'application/json' }).end('{"detail":"No revision is deployed yet"}');
       return;
     }
     const headers = endToEnd(req.headers);
     if (req.headers['transfer-encoding'] !== undefined) headers['transfer-encoding'] = 'chunked'; // the body as it came, framed again
-    const up = http.request({ host: '127.0.0.1', port, method: req.method, path: req.url, headers, agent: this.agent });
+    // The service's credential is not the deployment's code's to see (an Authorization that did not carry it is).
+    if (authorized) {
+      if (headers['x-api-key'] === undefined) delete headers.authorization;
+      delete headers['x-api-key'];
+    }
+    const where = 'socketPath' in target ? { socketPath: target.socketPath } : { host: '127.0.0.1', port: target.port };
+    const up = http.request({ ...where, method: req.method, path: req.url, headers, agent: this.agent });
     // The client left (before or during the answer): the upstream request goes too.
     res.once('close', () => {
       if (!res.writableFinished) up.destroy();
@@ -119,9 +153,9 @@ export class FrontProxy {
     });
   }
 
-  /** Sends every request from now on to this port (null: answer 503). Requests under way finish where they are. */
-  point(port: number | null): void {
-    this.target = port;
+  /** Sends every request from now on to this server (null: answer 503). Requests under way finish where they are. */
+  point(target: ServerAddress | null): void {
+    this.target = target;
   }
 
   close(): Promise<void> {

@@ -1,18 +1,22 @@
 import { Logger } from '@nestjs/common';
 import { randomBytes } from 'node:crypto';
-import { existsSync, mkdirSync, openSync, closeSync, readFileSync, realpathSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, openSync, closeSync, readFileSync, realpathSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import http from 'node:http';
 import { dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
 import { Client } from 'pg';
 import * as tar from 'tar';
 import type { Secret } from '@th/contracts';
-import { freePort } from '@th/platform';
+import { freePort, type OutboundPolicy } from '@th/platform';
 import type { DeploymentRow, DeploymentRuntime, RevisionRow } from '../deployments/deployments.repository';
 import type { SecretsCipher } from '../secrets.cipher';
 import type { UploadsRepository } from '../uploads/uploads.repository';
-import { FrontProxy } from './front-proxy';
+import type { DeploymentCallers } from './deployment-callers';
+import { FrontProxy, type ServerAddress } from './front-proxy';
 import type { GitSource } from './git-source';
 import { RolloutError, type BuildResult, type DeployResult, type RolloutDriver, type SaveRuntime } from './driver';
-import { Sandbox, stopSandboxed, type SandboxedProcess, type SandboxOptions } from './sandbox';
+import { Sandbox, stopSandboxed, LISTEN_FD, type SandboxedProcess, type SandboxOptions } from './sandbox';
+import { ConnectionBudget, INSIDE_PORTS, listeningSocketFor, RELAY_LIMITS, SandboxNetwork, type NetworkSpec } from './sandbox-network';
 
 export interface LocalDriverOptions {
   /** Builds, sources and server logs live under this directory. */
@@ -21,7 +25,7 @@ export interface LocalDriverOptions {
   databaseAdminUrl: string;
   /** argv that starts the agent server (configured by environment variables, see the agent-server app). */
   agentServerCommand: string[];
-  /** Extra environment for every agent server (e.g. LANGSMITH_ENDPOINT for tracing to this service). */
+  /** Extra environment for every agent server (e.g. LANGSMITH_ENDPOINT for tracing to this service; relayed when sandboxed). */
   agentServerEnv: Record<string, string>;
   /** Variables passed from the control plane's environment to builds and servers (LANG, TZ): never a secret. */
   baseEnv: Record<string, string>;
@@ -105,6 +109,13 @@ export class LocalDriver implements RolloutDriver {
   private readonly proxies = new Map<string, FrontProxy>();
   /** Servers this process started, by the pid kept in the deployment's runtime. */
   private readonly servers = new Map<number, SandboxedProcess>();
+  /** Each deployment's relayed connections, counted together across its builds and revisions. */
+  private readonly budgets = new Map<string, ConnectionBudget>();
+  /**
+   * This process's folder of sandboxes' sockets: short, since a unix socket's path has at most 107 bytes (a
+   * revision's folder under CONTROL_PLANE_DATA_DIR is longer). One subfolder per build or server, removed with it.
+   */
+  private runDir: string | null = null;
   private readonly sandbox: Sandbox;
   private reaped = false;
   private trustWarned = false;
@@ -115,6 +126,9 @@ export class LocalDriver implements RolloutDriver {
     private readonly uploads: UploadsRepository,
     private readonly cipher: SecretsCipher,
     private readonly git: GitSource,
+    /** Destinations of the sandboxes' outbound proxy (the operator's OUTBOUND_ALLOWED_HOSTS). */
+    private readonly outbound: OutboundPolicy,
+    private readonly callers: DeploymentCallers,
   ) {
     this.sandbox = new Sandbox(opts.sandbox);
   }
@@ -153,7 +167,7 @@ export class LocalDriver implements RolloutDriver {
   async provision(d: DeploymentRow, save: SaveRuntime): Promise<DeploymentRuntime> {
     const runtime = await this.provisionDatabase(d);
     await save(runtime);
-    const front = await this.ensureFront(d.id, runtime.front_port ?? 0);
+    const front = await this.ensureFront(d, runtime.front_port ?? 0);
     const withFront: DeploymentRuntime = { ...runtime, front_port: front, url: `http://${this.opts.publicHost}:${front}` };
     await save(withFront);
     return withFront;
@@ -221,7 +235,7 @@ export class LocalDriver implements RolloutDriver {
     if (!accepted) return;
     this.trustWarned = true;
     this.logger.warn({
-      msg: "AGENT_DATABASE_URL's PostgreSQL accepts logins without the password (trust authentication): deployments' code can log in as any role, superusers included. Use password (scram-sha-256) authentication for connections from this host.",
+      msg: "AGENT_DATABASE_URL's PostgreSQL accepts logins without the password (trust authentication): only the sandbox's database relay keeps deployments' code to its own role (with AGENT_SANDBOX=unsafe-none, nothing does). Use password (scram-sha-256) authentication for connections from this host.",
     });
   }
 
@@ -239,34 +253,73 @@ export class LocalDriver implements RolloutDriver {
     }
   }
 
-  /** The deployment's DATABASE_URL: its own role on its own database. */
-  private databaseUrl(runtime: DeploymentRuntime): string {
+  /** The deployment's DATABASE_URL: its own role on its own database (relayed: through the namespace's loopback port). */
+  private databaseUrl(runtime: DeploymentRuntime, relayed: boolean): string {
     if (!runtime.database_role || !runtime.database_password || !runtime.database_name) throw new RolloutError('the deployment has no database role');
-    const url = new URL(this.opts.databaseAdminUrl);
+    const url = new URL(relayed ? `postgres://127.0.0.1:${INSIDE_PORTS.postgres}` : this.opts.databaseAdminUrl);
     url.username = runtime.database_role;
     url.password = this.cipher.open(runtime.database_password);
     url.pathname = `/${runtime.database_name}`;
     return url.toString();
   }
 
-  private async ensureFront(deploymentId: string, port: number): Promise<number> {
-    const existing = this.proxies.get(deploymentId);
+  private async ensureFront(d: DeploymentRow, port: number): Promise<number> {
+    const existing = this.proxies.get(d.id);
     if (existing) return port;
-    const proxy = new FrontProxy();
+    const owner = { id: d.id, tenant_id: d.tenant_id };
+    const proxy = new FrontProxy((headers) => this.callers.check(headers, owner));
     const bound = await proxy.listen(this.opts.host, port);
-    this.proxies.set(deploymentId, proxy);
+    this.proxies.set(d.id, proxy);
     return bound;
+  }
+
+  private budget(deploymentId: string): ConnectionBudget {
+    let b = this.budgets.get(deploymentId);
+    if (!b) this.budgets.set(deploymentId, (b = new ConnectionBudget(RELAY_LIMITS.maxConnections)));
+    return b;
+  }
+
+  /** A new folder for one sandbox's sockets (traversable: the sandbox's bwrap binds its relays from there). */
+  private socketDir(): string {
+    if (!this.runDir) {
+      this.runDir = mkdtempSync(join(tmpdir(), 'th-run-'));
+      chmodSync(this.runDir, 0o711);
+    }
+    const dir = join(this.runDir, randomBytes(6).toString('hex'));
+    mkdirSync(dir, { mode: 0o711 });
+    return dir;
+  }
+
+  /** A sandbox's relays (bwrap only: unsafe-none shares the host's network), in `dir`/net. */
+  private async network(d: DeploymentRow, dir: string, spec: NetworkSpec): Promise<SandboxNetwork | null> {
+    if (this.sandbox.mode === 'unsafe-none') return null;
+    return SandboxNetwork.open(join(dir, 'net'), spec, this.budget(d.id));
   }
 
   async build(d: DeploymentRow, r: RevisionRow): Promise<BuildResult> {
     this.requireSandbox();
     const dirs = this.dirs(d, r);
-    const src = dirs.appDir;
     rmSync(dirs.rev, { recursive: true, force: true }); // a resumed build starts clean
     mkdirSync(this.deploymentDir(d.id), { recursive: true, mode: 0o711 });
     mkdirSync(dirs.rev, { mode: 0o711 });
-    mkdirSync(src);
+    mkdirSync(dirs.appDir);
     mkdirSync(dirs.homeDir);
+    // Builds reach the internet (package registries, git hosts) through the outbound proxy only.
+    const sockets = this.sandbox.mode === 'unsafe-none' ? null : this.socketDir();
+    try {
+      const net = sockets ? await this.network(d, sockets, { proxy: this.outbound }) : null;
+      try {
+        return await this.buildIn(d, r, dirs, net);
+      } finally {
+        await net?.close();
+      }
+    } finally {
+      if (sockets) rmSync(sockets, { recursive: true, force: true });
+    }
+  }
+
+  private async buildIn(d: DeploymentRow, r: RevisionRow, dirs: RevisionDirs, net: SandboxNetwork | null): Promise<BuildResult> {
+    const src = dirs.appDir;
     let sha: string | null = null;
     if (d.source === 'internal_source') {
       const path = r.source_revision_config.source_tarball_path;
@@ -290,8 +343,8 @@ export class LocalDriver implements RolloutDriver {
       const [git, ...args] = await this.git.cloneArgv(repo, branch, '.'); // checked against the outbound policy just before
       const local = this.localRepository(repo);
       // safe.directory: a local repository belongs to another user than the sandbox's.
-      await this.run([git, '-c', 'safe.directory=*', ...args], dirs, src, 'git clone', local ? [local] : []);
-      sha = (await this.run(['git', 'rev-parse', 'HEAD'], dirs, src, 'git rev-parse')).trim();
+      await this.run([git, '-c', 'safe.directory=*', ...args], dirs, src, 'git clone', net, local ? [local] : []);
+      sha = (await this.run(['git', 'rev-parse', 'HEAD'], dirs, src, 'git rev-parse', null)).trim();
     } else {
       throw new RolloutError(`the local driver does not build source ${d.source}`);
     }
@@ -306,8 +359,8 @@ export class LocalDriver implements RolloutDriver {
     const graphs = (config as { graphs?: unknown }).graphs;
     if (!graphs || typeof graphs !== 'object' || Object.keys(graphs).length === 0) throw new RolloutError('graph configuration has no graphs');
     const install = r.build.install_command ?? detectInstallCommand(src);
-    if (install) await this.run(['sh', '-c', install], dirs, src, `install (${install})`);
-    if (r.build.build_command) await this.run(['sh', '-c', r.build.build_command], dirs, dirname(configPath), `build (${r.build.build_command})`);
+    if (install) await this.run(['sh', '-c', install], dirs, src, `install (${install})`, net);
+    if (r.build.build_command) await this.run(['sh', '-c', r.build.build_command], dirs, dirname(configPath), `build (${r.build.build_command})`, net);
     // Checked again after the tenant's commands ran (they may have replaced the file with a link).
     writeFileSync(join(dirs.rev, 'graphs-config-path'), relative(src, this.insideSource(src, configRel)), { mode: 0o600 });
     return { repo_commit_sha: sha };
@@ -341,9 +394,11 @@ export class LocalDriver implements RolloutDriver {
   }
 
   /** Runs a build step in the sandbox with a time bound; fails with the tail of its output. */
-  private run(argv: string[], dirs: RevisionDirs, cwd: string, what: string, readOnly: string[] = []): Promise<string> {
+  private run(argv: string[], dirs: RevisionDirs, cwd: string, what: string, net: SandboxNetwork | null, readOnly: string[] = []): Promise<string> {
     return new Promise((res, rej) => {
-      const p = this.sandbox.spawn({ argv, appDir: dirs.appDir, homeDir: dirs.homeDir, cwd, env: this.sandbox.baseEnv(dirs, this.opts.baseEnv), readOnly, output: 'pipe' });
+      const env = { ...this.sandbox.baseEnv(dirs, this.opts.baseEnv), ...net?.proxyEnv() };
+      const network = net ? { hostDir: net.hostDir, relayArgs: net.relayArgs() } : undefined;
+      const p = this.sandbox.spawn({ argv, appDir: dirs.appDir, homeDir: dirs.homeDir, cwd, env, readOnly, output: 'pipe', network });
       const child = p.child;
       let out = '';
       const keep = (b: Buffer) => (out = (out + b.toString()).slice(-4000));
@@ -375,62 +430,105 @@ export class LocalDriver implements RolloutDriver {
     const runtime: DeploymentRuntime = { ...d.runtime, servers: { ...(d.runtime.servers ?? {}) } };
     const stale = runtime.servers?.[r.id];
     if (stale) await this.stop(stale.pid, 0); // left by a crashed control plane
-    const port = await freePort();
     const stored = readFileSync(configFile, 'utf8');
-    const pid = this.start(d, r, secrets, isAbsolute(stored) ? relative(dirs.appDir, stored) : stored, port);
-    runtime.servers = { ...runtime.servers, [r.id]: { port, pid } };
+    const { pid, address } = await this.start(d, r, secrets, isAbsolute(stored) ? relative(dirs.appDir, stored) : stored);
+    runtime.servers = { ...runtime.servers, [r.id]: 'port' in address ? { port: address.port, pid } : { socket: address.socketPath, pid } };
     await save(runtime);
-    await this.waitHealthy(pid, port, join(dirs.rev, 'server.log'), dirs);
-    const front = await this.ensureFront(d.id, runtime.front_port ?? 0);
-    this.proxies.get(d.id)?.point(port);
+    await this.waitHealthy(pid, address, join(dirs.rev, 'server.log'), dirs);
+    const front = await this.ensureFront(d, runtime.front_port ?? 0);
+    this.proxies.get(d.id)?.point(address);
     const out: DeploymentRuntime = { ...runtime, front_port: front, url: `http://${this.opts.publicHost}:${front}` };
     await save(out);
     return { url: out.url as string, runtime: out };
   }
 
-  private start(d: DeploymentRow, r: RevisionRow, secrets: Secret[], configRel: string, port: number): number {
+  /**
+   * Starts the revision's agent server. Sandboxed: in its own network namespace, listening on a unix socket of its
+   * revision folder that the control plane made and hands over, reaching its database, tracing and the internet
+   * only through the relays. unsafe-none: on a free loopback port, with the host's network.
+   */
+  private async start(d: DeploymentRow, r: RevisionRow, secrets: Secret[], configRel: string): Promise<{ pid: number; address: ServerAddress }> {
     const dirs = this.dirs(d, r);
     const configPath = this.insideSource(dirs.appDir, configRel);
     const graphsConfig = this.sandbox.inside(dirs, configPath);
-    // The agent server's documented variables and the deployment's own secrets: nothing else of the service's.
-    const env: Record<string, string> = {
-      ...this.sandbox.baseEnv(dirs, this.opts.baseEnv),
-      ...this.opts.agentServerEnv,
-      ...Object.fromEntries(secrets.map((s) => [s.name, s.value])),
-      // The operator's outbound allow-list is not the tenant's to widen with a secret of the same name.
-      OUTBOUND_ALLOWED_HOSTS: this.opts.agentServerEnv.OUTBOUND_ALLOWED_HOSTS ?? '',
-      PORT: String(port),
-      HOST: '127.0.0.1',
-      DATABASE_URL: this.databaseUrl(d.runtime),
-      GRAPHS_CONFIG: graphsConfig,
-      LANGSMITH_PROJECT: d.name,
-    };
-    const log = openSync(join(dirs.rev, 'server.log'), 'a', 0o600);
+    const sockets = this.sandbox.mode === 'unsafe-none' ? null : this.socketDir();
+    const cleanUp = () => sockets && rmSync(sockets, { recursive: true, force: true });
+    const tracing = this.opts.agentServerEnv.LANGSMITH_ENDPOINT;
+    let net: SandboxNetwork | null = null;
+    let listening: Awaited<ReturnType<typeof listeningSocketFor>> | null = null;
     let p: SandboxedProcess;
+    let address: ServerAddress;
     try {
-      p = this.sandbox.spawn({ argv: this.opts.agentServerCommand, appDir: dirs.appDir, homeDir: dirs.homeDir, cwd: dirname(configPath), env, output: log });
+      if (sockets) net = await this.network(d, sockets, { postgres: this.databaseTarget(d.runtime), trace: tracing ? new URL(tracing) : undefined, proxy: this.outbound });
+      address = sockets ? { socketPath: join(sockets, 'agent.sock') } : { port: await freePort() };
+      if ('socketPath' in address) listening = await listeningSocketFor(address.socketPath);
+      // The agent server's documented variables and the deployment's own secrets: nothing else of the service's.
+      const env: Record<string, string> = {
+        ...this.sandbox.baseEnv(dirs, this.opts.baseEnv),
+        ...this.opts.agentServerEnv,
+        ...(net && tracing ? { LANGSMITH_ENDPOINT: relayedUrl(new URL(tracing), INSIDE_PORTS.trace) } : {}),
+        ...net?.proxyEnv(),
+        ...Object.fromEntries(secrets.map((s) => [s.name, s.value])),
+        // The operator's outbound allow-list is not the tenant's to widen with a secret of the same name.
+        OUTBOUND_ALLOWED_HOSTS: this.opts.agentServerEnv.OUTBOUND_ALLOWED_HOSTS ?? '',
+        ...('port' in address ? { PORT: String(address.port), HOST: '127.0.0.1' } : { LISTEN_SOCKET: `fd:${LISTEN_FD}` }),
+        DATABASE_URL: this.databaseUrl(d.runtime, net !== null),
+        GRAPHS_CONFIG: graphsConfig,
+        LANGSMITH_PROJECT: d.name,
+      };
+      const log = openSync(join(dirs.rev, 'server.log'), 'a', 0o600);
+      try {
+        p = this.sandbox.spawn({
+          argv: this.opts.agentServerCommand,
+          appDir: dirs.appDir,
+          homeDir: dirs.homeDir,
+          cwd: dirname(configPath),
+          env,
+          output: log,
+          network: net ? { hostDir: net.hostDir, relayArgs: net.relayArgs() } : undefined,
+          listenFd: listening?.fd,
+        });
+      } finally {
+        closeSync(log);
+      }
+    } catch (err) {
+      await net?.close();
+      cleanUp();
+      throw err;
     } finally {
-      closeSync(log);
+      await listening?.release(); // the server holds its own copy of the descriptor
     }
     const pid = p.child.pid;
-    if (pid === undefined) throw new RolloutError('could not start the agent server');
+    if (pid === undefined) {
+      await net?.close();
+      cleanUp();
+      throw new RolloutError('could not start the agent server');
+    }
     this.servers.set(pid, p);
-    void p.exited.then(() => this.servers.delete(pid));
-    return pid;
+    const relays = net;
+    void p.exited.then(async () => {
+      this.servers.delete(pid);
+      await relays?.close();
+      cleanUp();
+    });
+    return { pid, address };
   }
 
-  private async waitHealthy(pid: number, port: number, logFile: string, dirs: RevisionDirs): Promise<void> {
+  /** Where the deployment's database relay connects: the admin URL's server (a unix socket folder in ?host= too). */
+  private databaseTarget(runtime: DeploymentRuntime): NetworkSpec['postgres'] {
+    const url = new URL(this.opts.databaseAdminUrl);
+    const socketDir = url.searchParams.get('host');
+    const host = socketDir?.startsWith('/') ? socketDir : decodeURIComponent(url.hostname.replace(/^\[|\]$/g, '')) || 'localhost';
+    return { host, port: Number(url.port) || 5432, user: runtime.database_role ?? '', database: runtime.database_name ?? '' };
+  }
+
+  private async waitHealthy(pid: number, address: ServerAddress, logFile: string, dirs: RevisionDirs): Promise<void> {
     const deadline = Date.now() + this.opts.deployTimeoutMs;
     for (;;) {
       if (!alive(pid) || this.exited(pid)) {
         throw new RolloutError(`the agent server exited before it was healthy: ${scrub(tail(logFile), dirs)}`);
       }
-      try {
-        const res = await fetch(`http://127.0.0.1:${port}/ok`, { signal: AbortSignal.timeout(2000) });
-        if (res.status === 200) return;
-      } catch {
-        // not listening yet
-      }
+      if ((await okStatus(address)) === 200) return;
       if (Date.now() > deadline) {
         await this.stop(pid, 0);
         throw new RolloutError(`the agent server did not answer GET /ok within ${this.opts.deployTimeoutMs} ms: ${scrub(tail(logFile), dirs)}`);
@@ -470,11 +568,11 @@ export class LocalDriver implements RolloutDriver {
   async restore(d: DeploymentRow, r: RevisionRow, secrets: Secret[], save: SaveRuntime): Promise<DeploymentRuntime> {
     const s = d.runtime.servers?.[r.id];
     // Without a sandbox a server can outlive a control-plane restart; sandboxed ones die with it.
-    if (s && this.sandbox.mode === 'unsafe-none' && alive(s.pid)) {
-      const ok = await fetch(`http://127.0.0.1:${s.port}/ok`, { signal: AbortSignal.timeout(2000) }).then((x) => x.status === 200, () => false);
+    if (s?.port && this.sandbox.mode === 'unsafe-none' && alive(s.pid)) {
+      const ok = (await okStatus({ port: s.port })) === 200;
       if (ok) {
-        const front = await this.ensureFront(d.id, d.runtime.front_port ?? 0);
-        this.proxies.get(d.id)?.point(s.port);
+        const front = await this.ensureFront(d, d.runtime.front_port ?? 0);
+        this.proxies.get(d.id)?.point({ port: s.port });
         const out = { ...d.runtime, front_port: front, url: `http://${this.opts.publicHost}:${front}` };
         await save(out);
         return out;
@@ -488,6 +586,7 @@ export class LocalDriver implements RolloutDriver {
     await Promise.all(Object.values(d.runtime.servers ?? {}).map((s) => this.stop(s.pid, 0)));
     const proxy = this.proxies.get(d.id);
     this.proxies.delete(d.id);
+    this.budgets.delete(d.id);
     await proxy?.close();
     const name = dbName(d.id);
     const admin = new Client({ connectionString: this.opts.databaseAdminUrl });
@@ -506,7 +605,27 @@ export class LocalDriver implements RolloutDriver {
     await Promise.all([...this.servers.keys()].map((pid) => this.stop(pid, this.opts.stopGraceMs)));
     await Promise.all([...this.proxies.values()].map((p) => p.close()));
     this.proxies.clear();
+    if (this.runDir) rmSync(this.runDir, { recursive: true, force: true });
+    this.runDir = null;
   }
+}
+
+/** The status of GET /ok at a server, 0 when it does not answer (yet). */
+function okStatus(address: ServerAddress): Promise<number> {
+  return new Promise((res) => {
+    const where = 'socketPath' in address ? { socketPath: address.socketPath } : { host: '127.0.0.1', port: address.port };
+    const req = http.get({ ...where, path: '/ok', timeout: 2000, agent: false }, (r) => {
+      r.resume();
+      res(r.statusCode ?? 0);
+    });
+    req.on('timeout', () => req.destroy());
+    req.on('error', () => res(0));
+  });
+}
+
+/** The URL as a sandbox reaches it: the same path on the relay's loopback port (the relay does TLS when it is https). */
+function relayedUrl(url: URL, port: number): string {
+  return `http://127.0.0.1:${port}${url.pathname.replace(/\/$/, '')}${url.search}`;
 }
 
 /** Host paths of the revision's folders, as the tenant sees them (or hidden) in messages it can read. */

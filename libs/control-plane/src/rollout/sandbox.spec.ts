@@ -1,8 +1,14 @@
 import { spawnSync } from 'node:child_process';
 import { chmodSync, chownSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
+import http from 'node:http';
+import net from 'node:net';
 import { join } from 'node:path';
+import { Client } from 'pg';
+import { OutboundPolicy } from '@th/platform';
+import { startConnectionCounter, TEST_POSTGRES_ADMIN_URL } from '@th/testing';
 import { Sandbox, stopSandboxed, type SandboxJob } from './sandbox';
+import { ConnectionBudget, RELAY_LIMITS, SandboxNetwork } from './sandbox-network';
 
 // The real bubblewrap (scripts/test.js installs it): what tenant code sees, and how it is stopped.
 const UID = 65534;
@@ -89,6 +95,163 @@ describe('Sandbox (bubblewrap)', () => {
     const top = /top=(.*)/.exec(out)?.[1].trim().split(' ') ?? [];
     expect(top).toEqual(expect.arrayContaining(['app', 'usr', 'tmp', 'proc', 'etc', 'home']));
     expect(top.filter((d) => !['app', 'bin', 'dev', 'etc', 'home', 'lib', 'lib32', 'lib64', 'libx32', 'proc', 'sbin', 'tmp', 'usr'].includes(d))).toEqual([]);
+  });
+
+  describe('network: a namespace of its own, the host reached only through the relays', () => {
+    const role = `th_sbx_${process.pid}_${Date.now() % 100000}`;
+    const admin = new Client({ connectionString: TEST_POSTGRES_ADMIN_URL });
+    const pgUrl = new URL(TEST_POSTGRES_ADMIN_URL);
+    const netDir = join(root, 'rev', 'net');
+    let hostListener: Awaited<ReturnType<typeof startConnectionCounter>>;
+    let allowed: http.Server;
+    let allowedPort = 0;
+    let trace: http.Server;
+    let tracePort = 0;
+    let network: SandboxNetwork;
+    const traced: string[] = [];
+    const listen = (server: http.Server) => new Promise<number>((r) => server.listen(0, '127.0.0.1', () => r((server.address() as net.AddressInfo).port)));
+
+    beforeAll(async () => {
+      await admin.connect();
+      await admin.query(`CREATE ROLE "${role}" LOGIN PASSWORD 'pw'`);
+      await admin.query(`CREATE DATABASE "${role}" OWNER "${role}"`);
+      hostListener = await startConnectionCounter();
+      allowed = http.createServer((_req, res) => res.end('allowed-body'));
+      allowedPort = await listen(allowed);
+      trace = http.createServer((req, res) => {
+        traced.push(`${req.method} ${req.url}`);
+        res.end('traced');
+      });
+      tracePort = await listen(trace);
+      network = await SandboxNetwork.open(
+        netDir,
+        {
+          postgres: { host: pgUrl.hostname, port: Number(pgUrl.port) || 5432, user: role, database: role },
+          trace: new URL(`http://127.0.0.1:${tracePort}/api/v1`),
+          proxy: new OutboundPolicy(`localhost:${allowedPort}`),
+        },
+        new ConnectionBudget(RELAY_LIMITS.maxConnections),
+      );
+    });
+    afterAll(async () => {
+      await network?.close();
+      await admin.query(`DROP DATABASE IF EXISTS "${role}" WITH (FORCE)`);
+      await admin.query(`DROP ROLE IF EXISTS "${role}"`);
+      await admin.end();
+      await hostListener?.close();
+      await new Promise((r) => allowed?.close(r));
+      await new Promise((r) => trace?.close(r));
+    });
+
+    const PROBE = `
+      const net = require('node:net');
+      const http = require('node:http');
+      const { Client } = require(process.env.PG_MODULE);
+      const tcp = (port) => new Promise((res) => { const s = net.connect(port, '127.0.0.1'); s.on('connect', () => { s.destroy(); res('connected'); }); s.on('error', (e) => res(e.code)); });
+      const pg = async (user, database) => {
+        const c = new Client({ host: '127.0.0.1', port: 5432, user, database, password: 'pw' });
+        try { await c.connect(); return (await c.query('SELECT current_user AS u, current_database() AS d')).rows[0]; }
+        catch (e) { return String(e.message); } finally { await c.end().catch(() => undefined); }
+      };
+      const get = (url) => new Promise((res) => http.get(url, (r) => { let b = ''; r.on('data', (d) => (b += d)); r.on('end', () => res(r.statusCode + ' ' + b)); }).on('error', (e) => res(e.code)));
+      (async () => {
+        const out = { host: await tcp(Number(process.env.HOST_PORT)), tracePortDirect: await tcp(Number(process.env.TRACE_PORT)), pg5433: await tcp(5433) };
+        out.own = await pg(process.env.ROLE, process.env.ROLE);
+        out.otherRole = await pg('postgres', process.env.ROLE);
+        out.otherDb = await pg(process.env.ROLE, 'postgres');
+        out.trace = await get('http://127.0.0.1:1984/api/v1/runs');
+        console.log('PROBE ' + JSON.stringify(out));
+      })();`;
+
+    it('reaches no host loopback port; its own database through the relay (no other role or database); tracing; the internet only through the policy', async () => {
+      writeFileSync(join(app, 'probe.js'), PROBE);
+      const proxy = (flags: string, url: string) => `echo "${url} $(curl -s -m 5 --noproxy '' -x http://127.0.0.1:3128 ${flags} -o /dev/null -w '%{http_code}/%{http_connect}' ${url})"`;
+      const nodeModules = join(__dirname, '..', '..', '..', '..', 'node_modules');
+      const { code, out } = await run(
+        [
+          'node /app/probe.js',
+          'echo "proxy-env=$HTTPS_PROXY $https_proxy $NO_PROXY"',
+          `echo "allowed=$(curl -s -m 5 http://localhost:${allowedPort}/ --noproxy '' -x $HTTP_PROXY)"`,
+          proxy('-p', `http://localhost:${allowedPort}/`),
+          proxy('', `http://localhost:${hostListener.port}/`),
+          proxy('-p', `http://127.0.0.1:${hostListener.port}/`),
+          proxy('-p', 'http://127.0.0.1:5432/'),
+          proxy('', 'http://169.254.169.254/latest/meta-data/'),
+          `echo "direct=$(curl -s -m 5 -o /dev/null -w '%{http_code}' http://127.0.0.1:${hostListener.port}/ || true)"`,
+        ].join('; '),
+        { PG_MODULE: join(nodeModules, 'pg'), ROLE: role, HOST_PORT: String(hostListener.port), TRACE_PORT: String(tracePort), ...network.proxyEnv() },
+        { network: { hostDir: network.hostDir, relayArgs: network.relayArgs() }, readOnly: [nodeModules] },
+      );
+      expect({ code, out }).toMatchObject({ code: 0 });
+      const probe = JSON.parse(/^PROBE (.*)$/m.exec(out)?.[1] ?? '{}') as Record<string, unknown>;
+      expect(probe).toMatchObject({ host: 'ECONNREFUSED', tracePortDirect: 'ECONNREFUSED', pg5433: 'ECONNREFUSED' });
+      expect(probe.own).toEqual({ u: role, d: role });
+      expect(probe.otherRole).toMatch(/only role .* can be reached from this deployment/);
+      expect(probe.otherDb).toMatch(/only role .* can be reached from this deployment/);
+      expect(probe.trace).toBe('200 traced');
+      expect(traced).toEqual(['GET /api/v1/runs']);
+      expect(out).toContain('proxy-env=http://127.0.0.1:3128 http://127.0.0.1:3128 127.0.0.1,localhost,::1');
+      expect(out).toContain('allowed=allowed-body'); // a plain http request through the proxy
+      // code/CONNECT code: through a CONNECT tunnel (-p) and as a plain proxied request.
+      expect(out).toContain(`http://localhost:${allowedPort}/ 200/200`);
+      expect(out).toContain(`http://localhost:${hostListener.port}/ 403/000`);
+      expect(out).toContain(`http://127.0.0.1:${hostListener.port}/ 000/403`);
+      expect(out).toContain('http://127.0.0.1:5432/ 000/403');
+      expect(out).toContain('http://169.254.169.254/latest/meta-data/ 403/000');
+      expect(out).toMatch(/direct=000/);
+      expect(hostListener.connections()).toBe(0);
+    });
+
+    it('the database relay refuses what is not a startup message of its role; a deployment over its connection bound is cut at accept', async () => {
+      const sock = join(netDir, 'postgres.sock');
+      const exchange = (bytes: Buffer) =>
+        new Promise<Buffer>((res) => {
+          const c = net.connect(sock);
+          const got: Buffer[] = [];
+          c.on('connect', () => c.write(bytes));
+          c.on('data', (b: Buffer) => got.push(b));
+          c.on('close', () => res(Buffer.concat(got)));
+          c.on('error', () => undefined);
+          setTimeout(() => c.destroy(), 3000).unref();
+        });
+      const startup = (params: string) => {
+        const body = Buffer.from(params + '\0');
+        const head = Buffer.alloc(8);
+        head.writeInt32BE(body.length + 8, 0);
+        head.writeInt32BE(196608, 4);
+        return Buffer.concat([head, body]);
+      };
+      expect((await exchange(startup(`user\0${role}\0database\0${role}\0replication\0true\0`))).toString()).toContain('can be reached from this deployment');
+      expect((await exchange(Buffer.from('GET / HTTP/1.1\r\n\r\n'))).toString()).toMatch(/invalid startup packet|unsupported frontend protocol/);
+      const huge = Buffer.alloc(8);
+      huge.writeInt32BE(1 << 30, 0);
+      expect((await exchange(huge)).toString()).toContain('invalid startup packet');
+      // SSLRequest: declined with 'N', then the startup message is judged as usual.
+      const ssl = Buffer.alloc(8);
+      ssl.writeInt32BE(8, 0);
+      ssl.writeInt32BE(80877103, 4);
+      const answer = await exchange(Buffer.concat([ssl, startup(`user\0postgres\0database\0${role}\0`)]));
+      expect(answer.subarray(0, 1).toString()).toBe('N');
+      expect(answer.toString()).toContain('can be reached from this deployment');
+
+      const small = await SandboxNetwork.open(join(root, 'rev', 'net-small'), { trace: new URL(`http://127.0.0.1:${tracePort}`) }, new ConnectionBudget(2), { ...RELAY_LIMITS, idleTimeoutMs: 300 });
+      try {
+        const open = () => new Promise<net.Socket>((res) => { const c = net.connect(join(root, 'rev', 'net-small', 'trace.sock'), () => res(c)); c.on('error', () => undefined); });
+        const [a, b, c] = [await open(), await open(), await open()];
+        const closed = (s: net.Socket) => new Promise<boolean>((res) => (s.destroyed ? res(true) : s.once('close', () => res(true))));
+        expect(await Promise.race([closed(c), new Promise((r) => setTimeout(() => r(false), 1000))])).toBe(true); // the third: over the bound
+        expect(a.destroyed || b.destroyed).toBe(false);
+        // Idle connections are cut after the idle timeout; their slots serve again.
+        await Promise.all([closed(a), closed(b)]);
+        const d = await open();
+        d.write('GET / HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n');
+        const reply = await new Promise<string>((res) => { let t = ''; d.on('data', (x: Buffer) => (t += x.toString())); d.on('close', () => res(t)); });
+        expect(reply).toContain('traced');
+      } finally {
+        await small.close();
+      }
+      expect(readdirSync(join(root, 'rev')).includes('net-small')).toBe(false); // its sockets are gone with it
+    });
   });
 
   it('a command that drains on SIGTERM ends within the grace; one that ignores it is killed with its whole tree', async () => {

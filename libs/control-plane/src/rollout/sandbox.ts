@@ -2,6 +2,7 @@ import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { chmodSync, existsSync, lchownSync, lstatSync, readdirSync, readFileSync, realpathSync } from 'node:fs';
 import { dirname, join, relative } from 'node:path';
 import type { Duplex } from 'node:stream';
+import { INSIDE_SOCKETS } from './sandbox-network';
 
 /** bwrap: tenant code in namespaces as an unprivileged user; unsafe-none: as the service's own user (an operator's explicit choice). */
 export const SANDBOX_MODES = ['bwrap', 'unsafe-none'] as const;
@@ -25,6 +26,7 @@ function which(name: string): string {
 /** Where a sandboxed process sees its revision's folders. */
 const APP = '/app';
 const HOME = '/home/app';
+const RELAY_INSIDE = '/run/th/relay.js';
 const PATH = '/usr/local/bin:/usr/bin:/bin:/usr/local/sbin:/usr/sbin:/sbin';
 /** The pieces of /etc that name resolution, TLS, users and the dynamic linker need; nothing else of the host's /etc. */
 const ETC = [
@@ -46,6 +48,22 @@ export interface SandboxJob {
   readOnly?: string[];
   /** stdout and stderr: piped, ignored or an open file descriptor. */
   output: 'pipe' | 'ignore' | number;
+  /** bwrap: the relays of the job's network (sandbox-network.ts), reached from loopback ports inside its namespace. */
+  network?: { hostDir: string; relayArgs: string[] };
+  /** bwrap: a listening socket the command gets as descriptor 5 (the agent server's LISTEN_SOCKET=fd:5). */
+  listenFd?: number;
+}
+
+/** The descriptor a job's listening socket has in the sandbox. */
+export const LISTEN_FD = 5;
+
+/** The in-sandbox relay (plain node, no dependencies), from src (jest) or dist. */
+function relayScript(): string {
+  for (let dir = __dirname; dirname(dir) !== dir; dir = dirname(dir)) {
+    const p = join(dir, 'scripts', 'sandbox-relay.js');
+    if (existsSync(p)) return p;
+  }
+  return 'sandbox-relay.js';
 }
 
 export interface SandboxedProcess {
@@ -60,8 +78,9 @@ export interface SandboxedProcess {
  * Runs tenant code (install and build commands, git, agent servers) under bubblewrap: own mount, PID, IPC and
  * UTS namespaces, a user namespace without further user namespaces, an unprivileged uid (the service drops from
  * root with setpriv first), only its revision's folders writable, the toolchain read-only, a private /tmp and a
- * fresh /proc. The network is the host's: builds fetch packages and agent servers reach their database and the
- * service on loopback. The tree dies with the service (--die-with-parent and setpriv's parent-death signal).
+ * fresh /proc, and a network namespace of its own with loopback only: what it may reach of the host and the
+ * internet (its database, tracing, an outbound proxy) is relayed through unix sockets the control plane serves
+ * (sandbox-network.ts). The tree dies with the service (--die-with-parent and setpriv's parent-death signal).
  */
 export class Sandbox {
   private probed: string | null | undefined;
@@ -161,7 +180,7 @@ export class Sandbox {
 
   private bwrapArgs(binds: string[], cwd: string, info = true): string[] {
     const args = [
-      '--unshare-user', '--disable-userns', '--unshare-pid', '--unshare-ipc', '--unshare-uts', '--unshare-cgroup-try', '--hostname', 'sandbox',
+      '--unshare-user', '--disable-userns', '--unshare-pid', '--unshare-ipc', '--unshare-uts', '--unshare-net', '--unshare-cgroup-try', '--hostname', 'sandbox',
       '--die-with-parent', '--new-session', '--as-pid-1',
       '--ro-bind', '/usr', '/usr',
     ];
@@ -191,16 +210,21 @@ export class Sandbox {
     const ro = [...this.opts.readOnlyPaths, ...(job.readOnly ?? [])].filter((p) => p !== '/' && p !== '/usr' && !p.startsWith('/usr/') && existsSync(p));
     ro.sort((a, b) => a.length - b.length); // parents before children
     const binds = [...ro.map((p) => ['--ro-bind', realpathSync(p), p]), ['--bind', job.appDir, APP], ['--bind', job.homeDir, HOME]].flat();
+    // Read-only: the sandbox can connect to the relays' sockets, not replace them.
+    if (job.network) binds.push('--ro-bind', job.network.hostDir, INSIDE_SOCKETS, '--ro-bind', relayScript(), RELAY_INSIDE);
+    const env: Record<string, string> = { ...job.env };
+    if (job.network?.relayArgs.length) Object.assign(env, { __TH_RELAY: job.network.relayArgs.join(' '), __TH_NODE: process.execPath });
+    if (job.listenFd !== undefined) env.__TH_LISTEN = '1';
     const child = spawn(launcher[0], [...launcher.slice(1), ...this.bwrapArgs(binds, this.inside(job, job.cwd)), '/bin/bash', '-c', LOAD_ENV, 'sandbox', ...job.argv], {
       // Nothing of the job's environment reaches setpriv or bwrap (LD_PRELOAD there would run outside the sandbox).
       env: { PATH },
-      // 0-2: standard streams; 3: bwrap's info (the command's pid); 4: the command's environment and start handshake.
-      stdio: [...stdio, 'pipe', 'pipe'],
+      // 0-2: standard streams; 3: bwrap's info (the command's pid); 4: the command's environment and start handshake; 5: its listening socket.
+      stdio: [...stdio, 'pipe', 'pipe', ...(job.listenFd !== undefined ? [job.listenFd] : [])],
     });
     const control = child.stdio[4] as Duplex | null;
     if (control) {
       control.on('error', () => undefined); // the sandbox failed to start: its exit says why
-      control.write(shellExports(job.env) + '\0');
+      control.write(shellExports(env) + '\0');
       control.once('data', () => control.end('go\n'));
     }
     return { child, commandPid: commandPidOf(child), exited: exitOf(child) };
@@ -216,10 +240,14 @@ export class Sandbox {
  * orphaned sandbox behind: without the answer the command never runs.
  */
 const LOAD_ENV = [
-  'for f in /proc/self/fd/*; do n=${f##*/}; case $n in 0|1|2|4) ;; *) eval "exec $n>&-" 2>/dev/null ;; esac; done',
+  'for f in /proc/self/fd/*; do n=${f##*/}; case $n in 0|1|2|4|5) ;; *) eval "exec $n>&-" 2>/dev/null ;; esac; done',
   "IFS= read -r -d '' __th_env <&4 || exit 111",
   'eval "$__th_env"; unset __th_env',
+  '[ -n "$__TH_LISTEN" ] || exec 5>&-',
   'echo ready >&4 && IFS= read -r go <&4 && [ "$go" = go ] || exit 111',
+  // The relay listens on the namespace's loopback before the command starts (it answers one line once it does).
+  `if [ -n "$__TH_RELAY" ]; then { IFS= read -r up && [ "$up" = ready ]; } < <(exec "$__TH_NODE" ${RELAY_INSIDE} $__TH_RELAY 4<&- 5<&-) || exit 112; fi`,
+  'unset __TH_RELAY __TH_NODE __TH_LISTEN',
   'exec "$@" 4<&-',
 ].join('\n');
 const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
