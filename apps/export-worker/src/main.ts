@@ -2,7 +2,7 @@ import 'reflect-metadata';
 import { Module } from '@nestjs/common';
 import { APP_GUARD } from '@nestjs/core';
 import { AuthGuard, IDENTITY_RESOLVER, INTERNAL_SIGNING_KEY, SignedHeaderIdentityResolver } from '@th/auth';
-import { BusModule, kafkaOptionsFromConfig } from '@th/bus';
+import { BusModule, kafkaOptionsFromConfig, startBusConsumers } from '@th/bus';
 import { ClickHouse, ClickHouseModule } from '@th/clickhouse';
 import { loadConfig } from '@th/config';
 import { openServiceDataSource } from '@th/database';
@@ -40,5 +40,6 @@ runUntilSignal('export-worker', async () => {
   })
   class ExportWorkerAppModule {}
   const app = await createHttpApp(ExportWorkerAppModule, { service: 'export-worker', logLevel: config.LOG_LEVEL, maxBodyBytes: config.MAX_BODY_BYTES });
+  await startBusConsumers(app);
   return listen(app, config.HOST, config.PORT, () => db.destroy());
 });

@@ -1,7 +1,9 @@
 import { DynamicModule, Global, Module, OnApplicationShutdown } from '@nestjs/common';
+import { ModuleRef } from '@nestjs/core';
 import { HealthRegistry } from '@th/platform';
 import { AuditPublisher } from './audit.publisher';
 import { EventBus } from './bus';
+import { BusTransport } from './bus.transport';
 import { InProcessBus } from './in-process.bus';
 import { KafkaBus, type KafkaBusOptions } from './kafka.bus';
 import { AUTH_REFUSAL_LISTENER } from '@th/auth';
@@ -16,6 +18,7 @@ class BusShutdown implements OnApplicationShutdown {
 
 /**
  * Provides the EventBus: Kafka when brokers are configured, the in-process bus otherwise; the
+ * BusTransport that delivers it to the app's `@EventPattern` consumers (see startBusConsumers); the
  * AuditPublisher; and what @TrackedOperation routes need to record their Failure events (the
  * interceptor those routes apply, and the listener of AuthGuard's refusals).
  */
@@ -29,6 +32,7 @@ export class BusModule {
       module: BusModule,
       providers: [
         { provide: EventBus, useValue: bus },
+        { provide: BusTransport, inject: [ModuleRef], useFactory: (ref: ModuleRef) => new BusTransport(bus, ref) },
         { provide: AuditPublisher, useValue: new AuditPublisher(bus, opts.service ?? 'standalone') },
         // Every app joins the bus through this module, so every app records failed tracked operations: the
         // routes marked @TrackedOperation apply TrackedOperationInterceptor (built with AuditPublisher from
@@ -43,7 +47,7 @@ export class BusModule {
           },
         },
       ],
-      exports: [EventBus, AuditPublisher, AUTH_REFUSAL_LISTENER],
+      exports: [EventBus, BusTransport, AuditPublisher, AUTH_REFUSAL_LISTENER],
     };
   }
 }

@@ -3,6 +3,6 @@ export * from './in-process.bus';
 export * from './durable-log';
 export * from './kafka.bus';
 export * from './bus.module';
-export * from './bus-service';
+export * from './bus.transport';
 export * from './audit.publisher';
 export * from './tracked-operation';

@@ -6,6 +6,7 @@ import { FeedbackQueryService } from './feedback-query.service';
 import { FeedbackRepository } from './feedback.repository';
 import { FeedbackService } from './feedback.service';
 import { FeedbackWriterService } from './feedback-writer.service';
+import { FeedbackWriterConsumer } from './feedback-writer.consumer';
 import { FEEDBACK_OPTIONS, type FeedbackOptions } from './feedback.options';
 
 /**
@@ -19,6 +20,7 @@ export class FeedbackModule {
     const controllers: Type<unknown>[] = [];
     if (options.writes) controllers.push(FeedbackWriteController, FeedbackConfigsController);
     if (options.reads) controllers.push(FeedbackReadController);
+    if (options.writer) controllers.push(FeedbackWriterConsumer);
     return {
       module: FeedbackModule,
       controllers,

@@ -18,7 +18,7 @@ export class QueryModule {
   static forRoot(dataSource: DataSource): DynamicModule {
     return {
       module: QueryModule,
-      controllers: [RunsController, RunAttachmentsController, ProjectsController, InternalProjectsController],
+      controllers: [RunsController, RunAttachmentsController, ProjectsController, InternalProjectsController, DeploymentProjectsConsumer],
       providers: [
         { provide: QUERY_DATA_SOURCE, useValue: dataSource },
         { provide: ProjectsRepository, useFactory: () => new ProjectsRepository(dataSource) },
@@ -27,7 +27,6 @@ export class QueryModule {
         FeedbackStatsRepository,
         RunsService,
         ProjectsService,
-        DeploymentProjectsConsumer,
       ],
       exports: [ProjectsService, RunsService],
     };

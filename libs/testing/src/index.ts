@@ -12,3 +12,4 @@ export * from './deploy-settings';
 export * from './openapi-fuzz';
 export * from './audit-record';
 export * from './connection-counter';
+export * from './bus-consumers';
