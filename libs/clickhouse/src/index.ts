@@ -4,3 +4,4 @@ export * from './clickhouse.module';
 export * from './runs-by-id';
 export * from './row-binary';
 export * from './part-directories';
+export * from './datetime';
