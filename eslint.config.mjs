@@ -23,10 +23,13 @@ process.env.NX_DAEMON ??= 'false';
   await devkit.createProjectGraphAsync({ exitOnError: true });
 }
 
-/** type:* is the layer, scope:* the bounded context; a project must satisfy both axes. */
+/**
+ * type:* is the layer, scope:* the bounded context; a project must satisfy both axes. `testing` is the
+ * test-only set: a domain library's specs may use it (specConstraints), its shipped code may not.
+ */
 const depConstraints = [
   { sourceTag: 'type:app', onlyDependOnLibsWithTags: ['type:domain', 'type:util', 'type:contracts', 'type:testing'] },
-  { sourceTag: 'type:domain', onlyDependOnLibsWithTags: ['type:util', 'type:contracts', 'type:testing'] },
+  { sourceTag: 'type:domain', onlyDependOnLibsWithTags: ['type:util', 'type:contracts'] },
   { sourceTag: 'type:util', onlyDependOnLibsWithTags: ['type:util', 'type:contracts', 'type:testing'] },
   { sourceTag: 'type:testing', onlyDependOnLibsWithTags: ['type:util', 'type:contracts', 'type:testing'] },
   { sourceTag: 'type:contracts', onlyDependOnLibsWithTags: ['type:contracts'] },
@@ -40,6 +43,21 @@ const depConstraints = [
     onlyDependOnLibsWithTags: [`scope:${scope}`, 'scope:shared'],
   })),
   { sourceTag: 'scope:shared', onlyDependOnLibsWithTags: ['scope:shared'] },
+];
+const specConstraints = depConstraints.map((c) =>
+  c.sourceTag === 'type:domain' ? { ...c, onlyDependOnLibsWithTags: [...c.onlyDependOnLibsWithTags, 'type:testing'] } : c,
+);
+const boundaries = (constraints) => [
+  'error',
+  {
+    enforceBuildableLibDependency: false,
+    allowCircularSelfDependency: false,
+    // "Lazy-loaded library" is a browser-bundle notion; Node services load every lib eagerly, and Nx
+    // reports some file reads as dynamic edges, so a static import is never an error for that reason.
+    checkDynamicDependenciesExceptions: ['@th/*'],
+    allow: [],
+    depConstraints: constraints,
+  },
 ];
 
 export default [
@@ -66,18 +84,7 @@ export default [
     },
     linterOptions: { reportUnusedDisableDirectives: 'error' },
     rules: {
-      '@nx/enforce-module-boundaries': [
-        'error',
-        {
-          enforceBuildableLibDependency: false,
-          allowCircularSelfDependency: false,
-          // "Lazy-loaded library" is a browser-bundle notion; Node services load every lib eagerly, and Nx
-          // reports some file reads as dynamic edges, so a static import is never an error for that reason.
-          checkDynamicDependenciesExceptions: ['@th/*'],
-          allow: [],
-          depConstraints,
-        },
-      ],
+      '@nx/enforce-module-boundaries': boundaries(depConstraints),
       // No deep imports into a library's internals through its alias; and no path into apps/, libs/ or dist/ from
       // anywhere, including tools/, which belongs to no Nx project and so is skipped by the Nx rule.
       'no-restricted-imports': [
@@ -121,6 +128,10 @@ export default [
         },
       ],
     },
+  },
+  {
+    files: ['**/*.spec.ts'],
+    rules: { '@nx/enforce-module-boundaries': boundaries(specConstraints) },
   },
   {
     files: ['libs/*/src/**/*.ts'],

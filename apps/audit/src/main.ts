@@ -4,7 +4,7 @@ import { APP_GUARD } from '@nestjs/core';
 import { AUDIT_ENTITIES, AUDIT_MIGRATIONS, AuditModule } from '@th/audit';
 import { AuthGuard, IDENTITY_RESOLVER, INTERNAL_SIGNING_KEY, SignedHeaderIdentityResolver } from '@th/auth';
 import { AuditClientModule } from '@th/audit-client';
-import { BusModule, EventBus, kafkaOptionsFromConfig } from '@th/bus';
+import { BusModule, EventBus, kafkaOptionsFromConfig, startBusConsumers } from '@th/bus';
 import { loadConfig } from '@th/config';
 import { openServiceDataSource } from '@th/database';
 import { HealthModule, createHttpApp, listen, runUntilSignal } from '@th/platform';
@@ -34,6 +34,7 @@ runUntilSignal('audit', async () => {
   })
   class AuditAppModule {}
   const app = await createHttpApp(AuditAppModule, { service: 'audit', logLevel: config.LOG_LEVEL, maxBodyBytes: config.MAX_BODY_BYTES });
-  await app.get(EventBus).healthy(); // joins the bus: topics exist, consumer subscribed
+  await app.get(EventBus).healthy(); // joins the bus: topics exist
+  await startBusConsumers(app);
   return listen(app, config.HOST, config.PORT, () => db.destroy());
 });

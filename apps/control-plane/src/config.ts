@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { clusterServiceConfigShape, port, secret } from '@th/config';
 import { controlPlaneConfigShape } from '@th/control-plane';
 
-/** The control plane's own settings (its bus service's settings are read by runBusService). */
+/** The control plane's own settings (beside the shared cluster service settings in controlPlaneConfigSchema). */
 export const controlPlaneAppConfigSchema = z.object({
   ...controlPlaneConfigShape,
   DATABASE_URL: secret(z.string().url()),

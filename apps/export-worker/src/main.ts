@@ -3,7 +3,7 @@ import { Module } from '@nestjs/common';
 import { APP_GUARD } from '@nestjs/core';
 import { AuthGuard, IDENTITY_RESOLVER, INTERNAL_SIGNING_KEY, SignedHeaderIdentityResolver } from '@th/auth';
 import { AuditClientModule } from '@th/audit-client';
-import { BusModule, kafkaOptionsFromConfig } from '@th/bus';
+import { BusModule, kafkaOptionsFromConfig, startBusConsumers } from '@th/bus';
 import { ClickHouse, ClickHouseModule } from '@th/clickhouse';
 import { loadConfig } from '@th/config';
 import { openServiceDataSource } from '@th/database';
@@ -42,5 +42,6 @@ runUntilSignal('export-worker', async () => {
   })
   class ExportWorkerAppModule {}
   const app = await createHttpApp(ExportWorkerAppModule, { service: 'export-worker', logLevel: config.LOG_LEVEL, maxBodyBytes: config.MAX_BODY_BYTES });
+  await startBusConsumers(app);
   return listen(app, config.HOST, config.PORT, () => db.destroy());
 });

@@ -4,7 +4,7 @@ import { Module } from '@nestjs/common';
 import { APP_GUARD } from '@nestjs/core';
 import { AuthGuard, IDENTITY_RESOLVER } from '@th/auth';
 import { AuditClientModule } from '@th/audit-client';
-import { BusModule, EventBus, kafkaOptionsFromConfig } from '@th/bus';
+import { BusModule, EventBus, kafkaOptionsFromConfig, startBusConsumers } from '@th/bus';
 import { loadConfig } from '@th/config';
 import { openServiceDataSource } from '@th/database';
 import { GATEWAY_ENTITIES, GATEWAY_MIGRATIONS, GatewayModule, IdentityService, createRedisRateLimiter, gatewayProxy, serveProxiedRoutesFirst } from '@th/gateway';
@@ -56,5 +56,6 @@ runUntilSignal('gateway', async () => {
   serveProxiedRoutesFirst(app.getHttpServer(), { upstreams, limiter: rateLimit.limiter, proxy });
   await app.get(EventBus).healthy(); // joins the bus: topics exist, producer connected
   if (config.BOOTSTRAP_API_KEY) await identity.bootstrap(config.BOOTSTRAP_API_KEY);
+  await startBusConsumers(app);
   return listen(app, config.HOST, config.PORT, () => rateLimit.close().then(() => db.destroy()));
 });

@@ -3,7 +3,7 @@ import { Module } from '@nestjs/common';
 import { APP_GUARD } from '@nestjs/core';
 import { AuthGuard, IDENTITY_RESOLVER, INTERNAL_SIGNING_KEY, SignedHeaderIdentityResolver } from '@th/auth';
 import { AuditClientModule } from '@th/audit-client';
-import { BusModule, kafkaOptionsFromConfig } from '@th/bus';
+import { BusModule, kafkaOptionsFromConfig, startBusConsumers } from '@th/bus';
 import { ClickHouse, ClickHouseModule } from '@th/clickhouse';
 import { loadConfig } from '@th/config';
 import { openServiceDataSource } from '@th/database';
@@ -46,5 +46,6 @@ runUntilSignal('query', async () => {
   })
   class QueryAppModule {}
   const app = await createHttpApp(QueryAppModule, { service: 'query', logLevel: config.LOG_LEVEL, maxBodyBytes: config.MAX_BODY_BYTES });
+  await startBusConsumers(app);
   return listen(app, config.HOST, config.PORT, () => Promise.all([db.destroy(), datasetsDb.destroy(), promptHubDb.destroy()]));
 });

@@ -4,7 +4,7 @@ import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'n
 import { join, resolve } from 'node:path';
 import type { INestApplication } from '@nestjs/common';
 import { AUDIT_ENTITIES, AUDIT_MIGRATIONS } from '@th/audit';
-import { InProcessBus } from '@th/bus';
+import { InProcessBus, startBusConsumers } from '@th/bus';
 import { ClickHouse, migrateClickHouse } from '@th/clickhouse';
 import { TOPICS } from '@th/contracts';
 import { CONTROL_PLANE_ENTITIES, CONTROL_PLANE_MIGRATIONS, CONTROL_PLANE_SCHEMA, controlPlaneOptionsFromConfig } from '@th/control-plane';
@@ -175,6 +175,7 @@ export async function startStandalone(config: StandaloneConfig): Promise<Running
     { service: 'standalone', logLevel: config.LOG_LEVEL, maxBodyBytes: config.MAX_BODY_BYTES, beforeBody: [rateLimit.middleware], webDir: config.WEB_DIR },
   );
   const seeded = await identity.bootstrap(apiKey);
+  await startBusConsumers(app);
   await app.listen(config.PORT, config.HOST);
   const addr = app.getHttpServer().address() as { port: number };
   const url = `http://${config.HOST === '0.0.0.0' ? '127.0.0.1' : config.HOST}:${addr.port}`;

@@ -2,7 +2,8 @@ import { Logger } from '@nestjs/common';
 import { randomUUID } from 'node:crypto';
 import { Command } from '@langchain/langgraph';
 import type { AgentRunStatus, AgentThreadStatus } from '@th/contracts';
-import type { AgentRepository, DirectClaim, FinishOutcome, RunRow } from './agent.repository';
+import type { DirectClaim, FinishOutcome, RunRow } from './agent.repository';
+import type { AgentRepositories } from './agent-repositories';
 import { CHANNELS } from './agent.repository';
 import type { LoadedGraph } from './graph-registry';
 import type { Notifier } from './notifier';
@@ -51,7 +52,7 @@ class EventWriter {
   private failed: unknown = null;
 
   constructor(
-    private readonly repo: AgentRepository,
+    private readonly repo: AgentRepositories,
     private readonly runId: string,
   ) {}
 
@@ -62,7 +63,7 @@ class EventWriter {
         const batch = this.buffer;
         this.buffer = [];
         try {
-          await this.repo.appendEvents(this.runId, batch);
+          await this.repo.runs.appendEvents(this.runId, batch);
         } catch (err) {
           this.failed ??= err;
         }
@@ -97,7 +98,7 @@ export class RunWorker {
   private offs: (() => void)[] = [];
 
   constructor(
-    private readonly repo: AgentRepository,
+    private readonly repo: AgentRepositories,
     private readonly notifier: Notifier,
     private readonly graphs: Map<string, LoadedGraph>,
     private readonly opts: WorkerOptions,
@@ -120,7 +121,7 @@ export class RunWorker {
 
   private async reap(): Promise<void> {
     try {
-      const r = await this.repo.reapExpired(this.opts.maxAttempts);
+      const r = await this.repo.queue.reapExpired(this.opts.maxAttempts);
       if (r.requeued || r.failed.length) this.logger.warn({ msg: 'runs with lapsed leases', requeued: r.requeued, failed: r.failed.length });
       for (const run of r.failed) this.opts.ended?.runEnded(run);
     } catch (err) {
@@ -159,7 +160,7 @@ export class RunWorker {
   adopt(run: RunRow): void {
     if (this.stopped) {
       // shutting down meanwhile: back to the queue for another process
-      void this.repo.releaseRun(run, this.owner).catch(() => undefined);
+      void this.repo.queue.releaseRun(run, this.owner).catch(() => undefined);
       return;
     }
     this.execute(run);
@@ -185,7 +186,7 @@ export class RunWorker {
               break;
             }
             const want = Math.min(free, 50);
-            const { runs, skipped, nextDue } = await this.repo.claim(this.owner, want, this.opts.leaseSeconds);
+            const { runs, skipped, nextDue } = await this.repo.queue.claim(this.owner, want, this.opts.leaseSeconds);
             for (const run of runs) this.execute(run);
             this.scheduleDue(nextDue);
             if (runs.length < want) {
@@ -228,7 +229,7 @@ export class RunWorker {
 
   private async checkCancel(a: Active): Promise<void> {
     try {
-      const action = await this.repo.cancelActionOf(a.run.run_id);
+      const action = await this.repo.queue.cancelActionOf(a.run.run_id);
       if (action && !a.cancel) {
         a.cancel = action;
         a.abort.abort(new Error(`run ${action === 'rollback' ? 'rolled back' : 'interrupted'}`));
@@ -245,7 +246,7 @@ export class RunWorker {
     if (!run.has_base) this.opts.checkpointer?.markEmpty(run.thread_id);
     const renew = setInterval(
       () => {
-        this.repo.renewLease(run.run_id, this.owner, run.attempt, this.opts.leaseSeconds).then(
+        this.repo.queue.renewLease(run.run_id, this.owner, run.attempt, this.opts.leaseSeconds).then(
           (r) => {
             if (!r) {
               a.lost = true;
@@ -361,7 +362,7 @@ export class RunWorker {
     // The stream rejected at the cancel, but the graph may still be writing its last checkpoint: keep it
     // from landing after the rollback has deleted the run's checkpoints.
     if (outcome.status === 'rollback') await this.opts.checkpointer?.seal(run.run_id);
-    const { done, ended } = await this.repo.finishRun(run, this.owner, outcome);
+    const { done, ended } = await this.repo.queue.finishRun(run, this.owner, outcome);
     // Waiters in this process get the committed row at once; the NOTIFY tells every process.
     if (ended) {
       a.ended = ended;
@@ -371,7 +372,7 @@ export class RunWorker {
     if (done && outcome.status === 'rollback' && loaded) {
       // The thread's values are whatever the checkpoints left by earlier runs say.
       const state = await loaded.graph.getState({ configurable: { thread_id: run.thread_id } });
-      await this.repo.setThreadValues(run.thread_id, toWire(state.values) ?? {});
+      await this.repo.threads.setThreadValues(run.thread_id, toWire(state.values) ?? {});
     }
   }
 
@@ -387,7 +388,7 @@ export class RunWorker {
     for (const a of [...this.active.values()]) {
       a.lost = true;
       a.abort.abort(new Error('server shutting down'));
-      await this.repo.releaseRun(a.run, this.owner).catch(() => undefined);
+      await this.repo.queue.releaseRun(a.run, this.owner).catch(() => undefined);
     }
   }
 }

@@ -19,13 +19,12 @@ export class AuditModule {
   static forRoot(dataSource: DataSource, options: AuditOptions): DynamicModule {
     return {
       module: AuditModule,
-      controllers: [AuditLogsController],
+      controllers: [AuditLogsController, AuditConsumer],
       providers: [
         { provide: AUDIT_OPTIONS, useValue: options },
         { provide: AuditRepository, useValue: new AuditRepository(dataSource) },
         { provide: ChainHasher, useValue: new ChainHasher(options.chainKey) },
         { provide: AuditStore, inject: [AuditRepository, ChainHasher], useFactory: (repo: AuditRepository, hasher: ChainHasher) => new AuditStore(repo, hasher) },
-        AuditConsumer,
         AuditRetentionService,
         AuditLogsService,
       ],

@@ -1,6 +1,8 @@
 import { DynamicModule, Global, Module, OnApplicationShutdown } from '@nestjs/common';
+import { ModuleRef } from '@nestjs/core';
 import { HealthRegistry } from '@th/platform';
 import { EventBus } from './bus';
+import { BusTransport } from './bus.transport';
 import { InProcessBus } from './in-process.bus';
 import { KafkaBus, type KafkaBusOptions } from './kafka.bus';
 
@@ -12,8 +14,9 @@ class BusShutdown implements OnApplicationShutdown {
 }
 
 /**
- * Provides the EventBus: Kafka when brokers are configured, the in-process bus otherwise (the audit
- * publisher on it is AuditClientModule's, libs/audit-client).
+ * Provides the EventBus: Kafka when brokers are configured, the in-process bus otherwise, and the BusTransport
+ * that delivers it to the app's `@EventPattern` consumers (see startBusConsumers). The audit publisher on it
+ * is AuditClientModule's (libs/audit-client).
  */
 @Global()
 @Module({})
@@ -25,6 +28,7 @@ export class BusModule {
       module: BusModule,
       providers: [
         { provide: EventBus, useValue: bus },
+        { provide: BusTransport, inject: [ModuleRef], useFactory: (ref: ModuleRef) => new BusTransport(bus, ref) },
         {
           provide: BusShutdown,
           inject: [HealthRegistry],
@@ -34,7 +38,7 @@ export class BusModule {
           },
         },
       ],
-      exports: [EventBus],
+      exports: [EventBus, BusTransport],
     };
   }
 }

@@ -3,4 +3,4 @@ export * from './in-process.bus';
 export * from './durable-log';
 export * from './kafka.bus';
 export * from './bus.module';
-export * from './bus-service';
+export * from './bus.transport';

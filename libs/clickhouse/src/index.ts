@@ -5,3 +5,4 @@ export * from './runs-by-id';
 export * from './row-binary';
 export * from './part-directories';
 export * from './row-binary-types';
+export * from './datetime';

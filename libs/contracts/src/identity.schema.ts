@@ -33,3 +33,8 @@ export const identitySchema = z.object({
     .optional(),
 });
 export type Identity = z.infer<typeof identitySchema>;
+
+/** What a tenant-owned repository call is bound to: every such query names its tenant. */
+export interface TenantScope {
+  tenant_id: string;
+}

@@ -2,7 +2,7 @@ import { Controller, HttpCode, Post, Req } from '@nestjs/common';
 import { datasetCsvUploadSchema, type Dataset, type DatasetCsvUpload, type ExampleCreate, type Identity, type ValidationErrorItem } from '@th/contracts';
 import { AuditPublisher, TrackedOperation } from '@th/audit-client';
 import { CurrentIdentity } from '@th/auth';
-import { ValidationFailed, parseOrThrow, type RawBodyRequest, MultipartError, multipartBoundary, parseMultipartPaced, textProblem } from '@th/platform';
+import { ValidationFailed, parseOrThrow, type RawBodyRequest, multipartBoundary, parseMultipartOr422, textProblem } from '@th/platform';
 import { CsvError, parseCsv } from './csv';
 import { DatasetsService } from './datasets.service';
 import { DatasetsStore } from './datasets.store';
@@ -20,13 +20,7 @@ export interface CsvUpload extends DatasetCsvUpload {
 export async function csvUploadFromMultipart(contentType: string | undefined, raw: Buffer | undefined): Promise<CsvUpload> {
   const boundary = multipartBoundary(contentType);
   if (!boundary || !raw) throw new ValidationFailed([{ loc: ['body'], msg: 'expected a multipart/form-data body', type: 'value_error' }]);
-  let parts;
-  try {
-    parts = await parseMultipartPaced(raw, boundary);
-  } catch (err) {
-    if (err instanceof MultipartError) throw new ValidationFailed([{ loc: ['body'], msg: err.message, type: 'value_error' }]);
-    throw err;
-  }
+  const parts = await parseMultipartOr422(raw, boundary);
   const fields: Record<string, unknown> = {};
   let file: { data: Buffer; filename?: string } | undefined;
   for (const p of parts) {

@@ -28,10 +28,9 @@ import {
   EventLoopPacer,
   JsonTooDeepError,
   jsonTooDeepItem,
-  MultipartError,
   multipartBoundary,
   parseClientJson,
-  parseMultipartPaced,
+  parseMultipartOr422,
   parseOrThrow,
   ValidationFailed,
   type RawBodyRequest,
@@ -120,13 +119,7 @@ async function examplesFromMultipart(contentType: string | undefined, raw: Buffe
   const boundary = multipartBoundary(contentType);
   if (!boundary || !raw) throw new ValidationFailed([{ loc: ['body'], msg: 'expected a multipart/form-data body', type: 'value_error' }]);
   const pacer = new EventLoopPacer();
-  let parts;
-  try {
-    parts = await parseMultipartPaced(raw, boundary, pacer);
-  } catch (err) {
-    if (err instanceof MultipartError) throw new ValidationFailed([{ loc: ['body'], msg: err.message, type: 'value_error' }]);
-    throw err;
-  }
+  const parts = await parseMultipartOr422(raw, boundary, pacer);
   const byId = new Map<string, Record<string, unknown>>();
   const files = new Map<string, AttachmentUpload[]>();
   for (const part of parts) {

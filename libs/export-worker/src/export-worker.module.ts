@@ -8,6 +8,7 @@ import { ExportsRepository } from './exports.repository';
 import { BulkExportsService } from './jobs/bulk-exports.service';
 import { ExportRunner } from './jobs/export-runner';
 import { ExportWorkerService } from './jobs/export-worker.service';
+import { ExportWakeupConsumer } from './jobs/export-wakeup.consumer';
 import { CredentialsCipher } from './storage/credentials-cipher';
 
 export type ExportWorkerModuleOptions = Pick<ExportWorkerOptions, 'dataSource' | 'encryptionKey'> &
@@ -23,7 +24,7 @@ export class ExportWorkerModule {
     const opts: ExportWorkerOptions = { worker: true, ...EXPORT_DEFAULTS, ...stripUndefined(options), dataSource: options.dataSource, encryptionKey: options.encryptionKey };
     return {
       module: ExportWorkerModule,
-      controllers: [BulkExportsController],
+      controllers: [BulkExportsController, ...(opts.worker ? [ExportWakeupConsumer] : [])],
       providers: [
         { provide: EXPORT_WORKER_OPTIONS, useValue: opts },
         { provide: ExportsRepository, useFactory: () => new ExportsRepository(opts.dataSource) },

@@ -1,10 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { DataSource, EntityManager } from 'typeorm';
-import type { ExportField, ExportStatus, Identity } from '@th/contracts';
-
-export interface TenantScope {
-  tenant_id: string;
-}
+import type { ExportField, ExportStatus, Identity, TenantScope } from '@th/contracts';
 
 export interface DestinationRow {
   id: string;

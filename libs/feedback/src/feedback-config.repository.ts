@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { ClickHouse } from '@th/clickhouse';
+import { ClickHouse, chTime, isoFromCh } from '@th/clickhouse';
 import { feedbackConfigSchema, type FeedbackConfigRecord } from '@th/contracts';
 
 interface Row {
@@ -11,14 +11,13 @@ interface Row {
 }
 
 const COLUMNS = 'tenant_id, feedback_key, feedback_config, is_lower_score_better, modified_at';
-const iso = (v: string): string => (v.endsWith('Z') ? v : `${v.replace(' ', 'T')}Z`);
 
 function fromRow(r: Row): FeedbackConfigRecord {
   return {
     feedback_key: r.feedback_key,
     feedback_config: feedbackConfigSchema.parse(JSON.parse(r.feedback_config)),
     tenant_id: r.tenant_id,
-    modified_at: new Date(iso(r.modified_at)).toISOString(),
+    modified_at: new Date(isoFromCh(r.modified_at)).toISOString(),
     is_lower_score_better: r.is_lower_score_better === null ? null : Number(r.is_lower_score_better) === 1,
   };
 }
@@ -64,7 +63,7 @@ export class FeedbackConfigRepository {
       feedback_key: rec.feedback_key,
       feedback_config: JSON.stringify(rec.feedback_config),
       is_lower_score_better: rec.is_lower_score_better === null ? null : rec.is_lower_score_better ? 1 : 0,
-      modified_at: rec.modified_at.replace('T', ' ').replace('Z', ''),
+      modified_at: chTime(rec.modified_at),
       version: this.lastVersion,
       is_deleted: deleted ? 1 : 0,
     };

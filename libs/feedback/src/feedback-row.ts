@@ -1,13 +1,5 @@
-import { NO_RUN_ID, feedbackConfigSchema, feedbackSourceSchema, isCanonicalIso, toEpochMicros, type FeedbackEvent } from '@th/contracts';
-
-/** ClickHouse DateTime64(6) text, UTC. */
-function chTime(iso: string): string {
-  if (isCanonicalIso(iso)) return `${iso.slice(0, 10)} ${iso.slice(11, 26)}`;
-  const micros = toEpochMicros(iso) ?? 0;
-  const ms = Math.floor(micros / 1000);
-  const base = new Date(ms).toISOString();
-  return `${base.slice(0, 10)} ${base.slice(11, 23)}${String(micros - ms * 1000).padStart(3, '0')}`;
-}
+import { chTime } from '@th/clickhouse';
+import { NO_RUN_ID, feedbackConfigSchema, feedbackSourceSchema, type FeedbackEvent } from '@th/contracts';
 
 /** How filters and value counts see a value: strings as they are, other JSON as its text. */
 export function displayValue(valueJson: string | null): string {

@@ -2,13 +2,16 @@ import { randomUUID } from 'node:crypto';
 import { rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import type { INestApplication } from '@nestjs/common';
 import { InProcessBus } from '@th/bus';
+import { startConsumers } from '@th/testing';
 import { ClickHouse, migrateClickHouse, RUNS_BY_ID } from '@th/clickhouse';
 import { TOPICS, feedbackCreateSchema, type FeedbackEvent, type Identity } from '@th/contracts';
 import { FeedbackQueryService } from './feedback-query.service';
 import { FeedbackRepository } from './feedback.repository';
 import { FeedbackService } from './feedback.service';
 import { FeedbackWriterService } from './feedback-writer.service';
+import { FeedbackWriterConsumer } from './feedback-writer.consumer';
 
 /** The feedback write path on the real engine (chDB) and the in-process bus: publish, write, read. */
 describe('feedback store on ClickHouse (chDB)', () => {
@@ -19,6 +22,7 @@ describe('feedback store on ClickHouse (chDB)', () => {
   let service: FeedbackService;
   let reads: FeedbackQueryService;
   let writer: FeedbackWriterService;
+  let consumers: INestApplication;
   const tenant = randomUUID();
   const identity = { tenant_id: tenant, organization_id: randomUUID() } as Identity;
 
@@ -27,12 +31,13 @@ describe('feedback store on ClickHouse (chDB)', () => {
     await migrateClickHouse(ch);
     bus = new InProcessBus();
     const repo = new FeedbackRepository(ch);
-    writer = new FeedbackWriterService(bus, repo, { writer: true, reads: false, writes: false });
-    await writer.onApplicationBootstrap();
+    writer = new FeedbackWriterService(repo);
+    consumers = await startConsumers(bus, [FeedbackWriterConsumer], [{ provide: FeedbackWriterService, useValue: writer }]);
     service = new FeedbackService(bus, repo);
     reads = new FeedbackQueryService(repo);
   });
   afterAll(async () => {
+    await consumers?.close();
     await bus?.close();
     await ch?.close();
     rmSync(dir, { recursive: true, force: true });

@@ -8,6 +8,7 @@ import { FeedbackService } from './feedback.service';
 import { FeedbackWriterService } from './feedback-writer.service';
 import { FeedbackTokenRepository } from './feedback-token.repository';
 import { FeedbackTokenService } from './feedback-token.service';
+import { FeedbackWriterConsumer } from './feedback-writer.consumer';
 import { FEEDBACK_OPTIONS, type FeedbackOptions } from './feedback.options';
 
 /**
@@ -21,6 +22,7 @@ export class FeedbackModule {
     const controllers: Type<unknown>[] = [];
     if (options.writes) controllers.push(FeedbackTokensController, FeedbackWriteController, FeedbackConfigsController);
     if (options.reads) controllers.push(FeedbackReadController);
+    if (options.writer) controllers.push(FeedbackWriterConsumer);
     return {
       module: FeedbackModule,
       controllers,

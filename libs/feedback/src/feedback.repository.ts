@@ -1,11 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { byIdCondition, ClickHouse, RUNS_BY_ID, type QueryParams } from '@th/clickhouse';
-import type { FeedbackEvent, FeedbackListQuery } from '@th/contracts';
+import type { FeedbackEvent, FeedbackListQuery, TenantScope } from '@th/contracts';
 import { FEEDBACK_COLUMNS, eventFromRow, feedbackRowJson, type StoredFeedbackRow } from './feedback-row';
-
-export interface TenantScope {
-  tenant_id: string;
-}
 
 /** The only code that speaks SQL to the feedback table; every query is bound to a tenant and reads merged rows (FINAL). */
 @Injectable()

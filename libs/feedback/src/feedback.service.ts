@@ -11,11 +11,12 @@ import {
   type FeedbackEvent,
   type FeedbackUpdate,
   type Identity,
+  type TenantScope,
 } from '@th/contracts';
 import { EventBus } from '@th/bus';
 import { ValidationFailed, conflict, notFound } from '@th/platform';
 import { FeedbackConfigService } from './feedback-config.service';
-import { FeedbackRepository, type TenantScope } from './feedback.repository';
+import { FeedbackRepository } from './feedback.repository';
 
 /** Process-wide monotonic version: microseconds since the epoch, never repeating. */
 let lastVersion = 0;

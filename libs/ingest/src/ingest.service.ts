@@ -22,10 +22,9 @@ import {
   EventLoopPacer,
   JsonTooDeepError,
   jsonTooDeepItem,
-  MultipartError,
   multipartBoundary,
   parseClientJson,
-  parseMultipartPaced,
+  parseMultipartOr422,
   storableValueProblems,
   toValidationErrors,
   ValidationFailed,
@@ -122,13 +121,7 @@ export class IngestService {
     }
     // One pacer for the whole request: parsing and checking a 25 MB body of small parts takes several slices.
     const pacer = new EventLoopPacer();
-    let parts;
-    try {
-      parts = await parseMultipartPaced(body ?? Buffer.alloc(0), boundary, pacer);
-    } catch (err) {
-      if (err instanceof MultipartError) throw new ValidationFailed([{ loc: ['body'], msg: err.message, type: 'value_error' }]);
-      throw err;
-    }
+    const parts = await parseMultipartOr422(body ?? Buffer.alloc(0), boundary, pacer);
     const ops = { post: new Map<string, Record<string, unknown>>(), patch: new Map<string, Record<string, unknown>>() };
     const attachments = new Map<string, Attachment[]>();
     const feedback: (FeedbackCreate & { id: string })[] = [];

@@ -1,15 +1,6 @@
-import { rowBinaryDefault, rowBinaryWriter, rowBinaryWriterOf, type RowBinaryBuffer } from '@th/clickhouse';
+import { chTime, isoFromCh, rowBinaryDefault, rowBinaryWriter, rowBinaryWriterOf, type RowBinaryBuffer } from '@th/clickhouse';
 import { isCanonicalIso, mergeStateText as stateText, RUN_COLUMNS, toEpochMicros, type RunColumnName, type RunEventFields, type RunRowSource } from '@th/contracts';
 import { computeRun, emptyRun, type ComputedRun, type FieldName, type MergedRun } from './run-merge';
-
-/** ClickHouse DateTime64(6) text, UTC. */
-export function chTime(iso: string): string {
-  if (isCanonicalIso(iso)) return `${iso.slice(0, 10)} ${iso.slice(11, 26)}`;
-  const micros = toEpochMicros(iso) ?? 0;
-  const ms = Math.floor(micros / 1000);
-  const base = new Date(ms).toISOString(); // 2026-11-22T04:04:29.623Z
-  return `${base.slice(0, 10)} ${base.slice(11, 23)}${String(micros - ms * 1000).padStart(3, '0')}`;
-}
 
 const jsonText = (v: unknown): string => (v === undefined || v === null ? '' : JSON.stringify(v));
 
@@ -213,7 +204,6 @@ export interface StoredRunRow {
   version: number | string;
 }
 
-const isoFromCh = (v: string): string => (v.endsWith('Z') ? v : `${v.replace(' ', 'T')}Z`);
 const parseJson = (v: string): unknown => (v === '' ? undefined : JSON.parse(v));
 
 /** Rebuilds the merged state from a stored row: only fields a client supplied come back. */

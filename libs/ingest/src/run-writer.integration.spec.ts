@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
-import { InProcessBus, type BusMessage } from '@th/bus';
+import type { BusMessage } from '@th/bus';
 import { ClickHouse, migrateClickHouse, RowBinaryBuffer } from '@th/clickhouse';
 import { uuidv7 } from '@th/testing';
 import { TOPICS, type RunEvent, type TopicPayload } from '@th/contracts';
@@ -18,7 +18,6 @@ import type { NewRunFilter } from './new-run-filter';
 describe('run writer on ClickHouse (chDB)', () => {
   const dir = join(tmpdir(), `th-writer-${process.pid}`);
   let ch: ClickHouse;
-  let bus: InProcessBus;
   let writer: RunWriterService;
   const tenant = randomUUID();
   const session = randomUUID();
@@ -27,11 +26,9 @@ describe('run writer on ClickHouse (chDB)', () => {
   beforeAll(async () => {
     ch = ClickHouse.connect({ kind: 'embedded', path: dir });
     await migrateClickHouse(ch);
-    bus = new InProcessBus();
-    writer = new RunWriterService(bus, ch, options, new PriceMapRepository(ch));
+    writer = new RunWriterService(ch, options, new PriceMapRepository(ch));
   });
   afterAll(async () => {
-    await bus?.close();
     await ch?.close();
     rmSync(dir, { recursive: true, force: true });
   });
@@ -173,7 +170,7 @@ describe('run writer on ClickHouse (chDB)', () => {
     // empty state its lookup read, or its newer row would lose the PATCH.
     const id = randomUUID();
     const hold = holdingLookupOf(id);
-    const racing = new RunWriterService(bus, hold.ch, options, new PriceMapRepository(ch));
+    const racing = new RunWriterService(hold.ch, options, new PriceMapRepository(ch));
     const end: RunEvent = { ...post(id), op: 'patch', fields: { end_time: '2026-11-20T10:00:01.000Z', outputs: { a: 1 } } };
     const a = racing.handle([message(post(id), 20)]);
     await hold.isHeld();
@@ -195,7 +192,7 @@ describe('run writer on ClickHouse (chDB)', () => {
     // batch C finishes Z: X leaves the memory at once, Z stays (A must merge into C's state) until A has merged.
     const [x, z] = [randomUUID(), randomUUID()];
     const hold = holdingLookupOf(z);
-    const racing = new RunWriterService(bus, hold.ch, options, new PriceMapRepository(ch));
+    const racing = new RunWriterService(hold.ch, options, new PriceMapRepository(ch));
     const memory = (racing as unknown as { cache: RunCache }).cache;
     const end = (id: string): RunEvent => ({ ...post(id), op: 'patch', fields: { end_time: '2026-11-20T10:00:01.000Z', outputs: { a: 4 } } });
     const a = racing.handle([message(post(z), 40)]);
@@ -218,7 +215,7 @@ describe('run writer on ClickHouse (chDB)', () => {
     // pushes X out. B must merge X's PATCH into X's stored row, not into an empty run.
     const [x, y, p, q] = [randomUUID(), randomUUID(), randomUUID(), randomUUID()];
     const hold = holdingLookupOf(y);
-    const small = new RunWriterService(bus, hold.ch, { ...options, writerCacheEntries: 2 }, new PriceMapRepository(ch));
+    const small = new RunWriterService(hold.ch, { ...options, writerCacheEntries: 2 }, new PriceMapRepository(ch));
     await small.handle([message(post(x), 30)]);
     const end: RunEvent = { ...post(x), op: 'patch', fields: { end_time: '2026-11-20T10:00:01.000Z', outputs: { a: 3 } } };
     const b = small.handle([message(end, 31), message(post(y), 32)]);
@@ -272,7 +269,7 @@ describe('run writer on ClickHouse (chDB)', () => {
       for (let i = 0; i < 3000 && !held[k]; i++) await new Promise((r) => setTimeout(r, 1));
       if (!held[k]) throw new Error(`never held: ${k}`);
     };
-    const racing = new RunWriterService(bus, wrapped, options, new PriceMapRepository(ch));
+    const racing = new RunWriterService(wrapped, options, new PriceMapRepository(ch));
     await racing.handle([message(post(x), 50), message(post(z), 51)]);
     armed = true;
     const late = (id: string): RunEvent => ({ ...post(id), op: 'patch', fields: { extra: { metadata: { late: true } } } });
@@ -305,9 +302,9 @@ describe('run writer on ClickHouse (chDB)', () => {
     // No background merge may fold the two deliveries' versions together before they are counted.
     await ch.command('SYSTEM STOP MERGES runs');
     try {
-      await new RunWriterService(bus, ch, { ...options, writerCacheEntries: 0 }, new PriceMapRepository(ch)).handle(batch);
+      await new RunWriterService(ch, { ...options, writerCacheEntries: 0 }, new PriceMapRepository(ch)).handle(batch);
     // delivered again to a writer that remembers nothing: every id is looked up and found
-    await new RunWriterService(bus, ch, { ...options, writerCacheEntries: 0 }, new PriceMapRepository(ch)).handle(batch);
+    await new RunWriterService(ch, { ...options, writerCacheEntries: 0 }, new PriceMapRepository(ch)).handle(batch);
     const [{ n, versions }] = await ch.query<{ n: string; versions: string }>(
       'SELECT uniqExact(id) AS n, count() AS versions FROM runs WHERE tenant_id = {t:UUID} AND id IN {ids:Array(UUID)}',
       { t: tenant, ids },
@@ -328,7 +325,7 @@ describe('run writer on ClickHouse (chDB)', () => {
     const early: RunEvent = { ...post(id), op: 'patch', fields: { session_id: other, end_time: '2026-11-20T10:00:01.000Z', outputs: { a: 4 } } };
     await writer.handle([message(early, 200)]);
     // a writer that remembers nothing reads the run back from ClickHouse, then moves it
-    await new RunWriterService(bus, ch, { ...options, writerCacheEntries: 0 }, new PriceMapRepository(ch)).handle([message(post(id), 201)]);
+    await new RunWriterService(ch, { ...options, writerCacheEntries: 0 }, new PriceMapRepository(ch)).handle([message(post(id), 201)]);
     const live = await ch.query<{ session_id: string; status: string; inputs: string; outputs: string }>(
       'SELECT session_id, status, inputs, outputs FROM runs FINAL WHERE tenant_id = {t:UUID} AND id = {id:UUID}',
       { t: tenant, id },
@@ -371,7 +368,7 @@ describe('run writer on ClickHouse (chDB)', () => {
       lookedUp.push(...((params?.ids as string[] | undefined) ?? []));
       return ch.query<T>(sql, params, settings);
     };
-    const sole = new RunWriterService(bus, watched, { ...options, soleWriter: true }, new PriceMapRepository(ch));
+    const sole = new RunWriterService(watched, { ...options, soleWriter: true }, new PriceMapRepository(ch));
     await (sole as unknown as { newRuns: NewRunFilter }).newRuns.start(ch);
     const end = (id: string, a: number): RunEvent => ({ ...post(id), op: 'patch', fields: { end_time: '2026-11-20T10:00:01.000Z', outputs: { a } } });
     // the stored run is looked up, and its PATCH merges into its POST

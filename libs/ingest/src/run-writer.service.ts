@@ -1,6 +1,6 @@
 import { Inject, Injectable, Logger, OnApplicationBootstrap } from '@nestjs/common';
-import { TOPICS, type ModelPriceMap, type RunControlEvent, type RunEvent, type TopicPayload } from '@th/contracts';
-import { EventBus, type BatchHooks, type BusMessage, type Rejection } from '@th/bus';
+import type { ModelPriceMap, RunControlEvent, RunEvent, TopicPayload } from '@th/contracts';
+import type { BatchHooks, BusMessage, Rejection, SubscribeOptions } from '@th/bus';
 import { byIdsCondition, ClickHouse, RUNS_BY_ID } from '@th/clickhouse';
 import { EventLoopPacer } from '@th/platform';
 import { DEFAULT_GROUP_INSERT_OPTIONS, GroupInsert } from './group-insert';
@@ -80,7 +80,6 @@ export class RunWriterService implements OnApplicationBootstrap {
   private readonly rows: GroupInsert;
 
   constructor(
-    private readonly bus: EventBus,
     private readonly ch: ClickHouse,
     @Inject(INGEST_OPTIONS) private readonly options: IngestOptions,
     priceMaps: PriceMapRepository,
@@ -99,21 +98,19 @@ export class RunWriterService implements OnApplicationBootstrap {
       warmTokenizer();
       warmPriceMatching();
     }).unref();
-    await this.bus.subscribe(
-      TOPICS.runs,
-      {
-        groupId: 'ingest-writer',
-        maxBatchSize: this.options.writerMaxBatch,
-        concurrency: 4,
-        parallelBacklog: this.options.writerParallelBacklog,
-        onAssignmentChange: () => {
-          this.cache.clear();
-          this.newRuns?.reset();
-          this.startNewRunFilter();
-        },
+  }
+
+  /** The runs topic's consumer options that come from the settings and this writer (see RunWriterConsumer). */
+  consumerSettings(): Partial<SubscribeOptions> {
+    return {
+      maxBatchSize: this.options.writerMaxBatch,
+      parallelBacklog: this.options.writerParallelBacklog,
+      onAssignmentChange: () => {
+        this.cache.clear();
+        this.newRuns?.reset();
+        this.startNewRunFilter();
       },
-      (batch, hooks) => this.handle(batch, hooks),
-    );
+    };
   }
 
   /** Reads the filter's floor in the background: until then every run is looked up. */

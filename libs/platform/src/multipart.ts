@@ -1,4 +1,5 @@
 import { EventLoopPacer } from './pacer';
+import { ValidationFailed } from './errors';
 
 export interface MultipartPart {
   name: string;
@@ -92,4 +93,14 @@ export async function parseMultipartPaced(body: Buffer, boundary: string, pacer 
     if (pacer.due()) await pacer.yield();
   }
   return parts;
+}
+
+/** The parts of a multipart body, paced; a malformed body is a 422 on `body` (ValidationFailed). */
+export async function parseMultipartOr422(body: Buffer, boundary: string, pacer?: EventLoopPacer): Promise<MultipartPart[]> {
+  try {
+    return await parseMultipartPaced(body, boundary, pacer);
+  } catch (err) {
+    if (err instanceof MultipartError) throw new ValidationFailed([{ loc: ['body'], msg: err.message, type: 'value_error' }]);
+    throw err;
+  }
 }

@@ -42,6 +42,7 @@ export class QueryModule {
         V2SessionsController,
         V2PublicRunsController,
         PublicRunsController,
+        DeploymentProjectsConsumer,
       ],
       providers: [
         { provide: QUERY_DATA_SOURCE, useValue: dataSource },
@@ -56,7 +57,6 @@ export class QueryModule {
         V2RunsService,
         V2ThreadsService,
         SharesService,
-        DeploymentProjectsConsumer,
       ],
       exports: [ProjectsService, RunsService],
     };

@@ -13,3 +13,4 @@ export * from './openapi-fuzz';
 export * from './audit-record';
 export * from './connection-counter';
 export * from './watchdog';
+export * from './bus-consumers';

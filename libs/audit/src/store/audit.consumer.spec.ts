@@ -1,11 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import { Client } from 'pg';
+import type { INestApplication } from '@nestjs/common';
 import type { DataSource } from 'typeorm';
 import { TOPICS, type AuditRecord, type Identity } from '@th/contracts';
 import { InProcessBus } from '@th/bus';
 import { AuditPublisher } from '@th/audit-client';
 import { openServiceDataSource } from '@th/database';
-import { auditRecord, createTestDatabase } from '@th/testing';
+import { auditRecord, createTestDatabase, startConsumers } from '@th/testing';
 import { AuditLog1732250000060 } from '../migrations/1732250000060-audit-log';
 import { ChainHasher } from '../chain/chain-hash';
 import { verifyChain } from '../chain/chain-verifier';
@@ -22,6 +23,7 @@ describe('audit consumer: the audit topic into the store, through the real in-pr
   let bus: InProcessBus;
   let publisher: AuditPublisher;
   let sql: Client;
+  let consumers: INestApplication;
 
   beforeAll(async () => {
     db = await createTestDatabase('th_audit');
@@ -29,12 +31,13 @@ describe('audit consumer: the audit topic into the store, through the real in-pr
     repo = new AuditRepository(ds);
     bus = new InProcessBus();
     publisher = new AuditPublisher(bus, 'gateway');
-    await new AuditConsumer(bus, new AuditStore(repo, hasher)).onModuleInit();
+    consumers = await startConsumers(bus, [AuditConsumer], [{ provide: AuditStore, useValue: new AuditStore(repo, hasher) }]);
     sql = new Client({ connectionString: db.url });
     await sql.connect();
   });
 
   afterAll(async () => {
+    await consumers.close();
     await bus.close();
     await sql.end();
     await ds.destroy();

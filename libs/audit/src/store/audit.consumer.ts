@@ -1,30 +1,25 @@
-import { Injectable, Logger, OnModuleInit } from '@nestjs/common';
+import { Logger } from '@nestjs/common';
+import { EventPattern, Payload } from '@nestjs/microservices';
 import { z } from 'zod';
 import { TOPICS, auditRecordSchema, type AuditRecord } from '@th/contracts';
-import { EventBus, type BusMessage, type Rejection } from '@th/bus';
+import { BusConsumer, type BusMessage, type ConsumerExtras, type Rejection } from '@th/bus';
 import { AuditStore } from './audit-store.service';
 
 const eventTime = z.iso.datetime({ offset: true });
 
 /** Consumes the audit topic: every service's tracked operations land in the store, once each. */
-@Injectable()
-export class AuditConsumer implements OnModuleInit {
+@BusConsumer()
+export class AuditConsumer {
   private readonly logger = new Logger('audit-consumer');
 
-  constructor(
-    private readonly bus: EventBus,
-    private readonly store: AuditStore,
-  ) {}
+  constructor(private readonly store: AuditStore) {}
 
-  async onModuleInit(): Promise<void> {
-    await this.bus.subscribe(TOPICS.audit, { groupId: 'audit-store', maxBatchSize: 500 }, (batch) =>
-      // Parsed again on receipt: a message from another service is not trusted to match the type.
-      this.handle(batch as BusMessage<unknown>[]) as Promise<{ rejected: Rejection<AuditRecord>[] }>,
-    );
-  }
-
-  /** Invalid messages go to the dead-letter topic; a storage failure throws, so the batch is delivered again. */
-  async handle(batch: BusMessage<unknown>[]): Promise<{ rejected: Rejection<unknown>[] }> {
+  /**
+   * Parsed again on receipt (a message from another service is not trusted to match the type): invalid
+   * messages go to the dead-letter topic; a storage failure throws, so the batch is delivered again.
+   */
+  @EventPattern(TOPICS.audit, { groupId: 'audit-store', maxBatchSize: 500 } satisfies ConsumerExtras)
+  async handle(@Payload() batch: BusMessage<unknown>[]): Promise<{ rejected: Rejection<unknown>[] }> {
     const rejected: Rejection<unknown>[] = [];
     const records: AuditRecord[] = [];
     const messageOf = new Map<AuditRecord, BusMessage<unknown>>();

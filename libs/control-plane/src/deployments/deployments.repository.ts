@@ -8,12 +8,9 @@ import type {
   SecretReference,
   SourceConfig,
   SourceRevisionConfig,
+  TenantScope,
 } from '@th/contracts';
 import type { SealedSecret, SealedValue } from '../secrets.cipher';
-
-export interface TenantScope {
-  tenant_id: string;
-}
 
 /** Where a driver keeps what a deployment holds at run time (URL, ports, database). */
 export interface DeploymentRuntime {

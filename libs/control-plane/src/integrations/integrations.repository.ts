@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { DataSource } from 'typeorm';
-import type { TenantScope } from '../deployments/deployments.repository';
+import type { TenantScope } from '@th/contracts';
 import type { SealedValue } from '../secrets.cipher';
 
 export interface IntegrationRow {

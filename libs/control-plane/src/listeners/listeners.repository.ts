@@ -1,5 +1,5 @@
 import type { DataSource } from 'typeorm';
-import type { TenantScope } from '../deployments/deployments.repository';
+import type { TenantScope } from '@th/contracts';
 
 export interface ListenerRow {
   id: string;

@@ -1,8 +1,6 @@
 import { Inject, Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
 import { hostname } from 'node:os';
 import { randomUUID } from 'node:crypto';
-import { TOPICS } from '@th/contracts';
-import { EventBus } from '@th/bus';
 import { ExportsRepository } from '../exports.repository';
 import { EXPORT_WORKER_OPTIONS, type ExportWorkerOptions } from '../export-worker.options';
 import { ExportInterrupted, ExportRunner } from './export-runner';
@@ -25,7 +23,6 @@ export class ExportWorkerService implements OnApplicationBootstrap, OnApplicatio
   constructor(
     private readonly repo: ExportsRepository,
     private readonly runner: ExportRunner,
-    @Inject(EventBus) private readonly bus: EventBus,
     @Inject(EXPORT_WORKER_OPTIONS) private readonly opts: ExportWorkerOptions,
   ) {}
 
@@ -34,14 +31,6 @@ export class ExportWorkerService implements OnApplicationBootstrap, OnApplicatio
     this.timer = setInterval(() => void this.tick(), this.opts.pollMs);
     this.timer.unref();
     void this.tick();
-    // The topic only wakes the worker early: the job itself is durable in PostgreSQL and taken under a lease, and the
-    // poll above finds it anyway. So the subscription is not awaited: joining the consumer group can take up to Kafka's
-    // session timeout when a worker just died (its member is still in the group), and a replacement must not wait for that.
-    this.bus
-      .subscribe(TOPICS.exports, { groupId: 'export-worker', maxBatchSize: 100 }, async (batch) => {
-        for (const m of batch) this.take(m.value.export_id);
-      })
-      .catch((err: unknown) => this.log.warn(`export wake-ups unavailable, polling only: ${err instanceof Error ? err.message : String(err)}`));
   }
 
   async onApplicationShutdown(): Promise<void> {
@@ -76,7 +65,8 @@ export class ExportWorkerService implements OnApplicationBootstrap, OnApplicatio
     return this.ticking;
   }
 
-  private take(id: string): void {
+  /** Takes an export now (an announcement on the `exports` topic), unless it is held or there is no room. */
+  take(id: string): void {
     if (this.stopping || this.running.has(id) || this.running.size >= this.opts.maxConcurrent) return;
     const abort = new AbortController();
     const entry = { abort, done: Promise.resolve() };

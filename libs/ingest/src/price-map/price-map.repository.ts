@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { ClickHouse } from '@th/clickhouse';
+import { ClickHouse, chTime, isoFromCh } from '@th/clickhouse';
 import type { ModelPriceMap } from '@th/contracts';
 
 interface Row {
@@ -20,8 +20,6 @@ interface Row {
 
 const COLUMNS =
   'tenant_id, id, name, match_pattern, provider, prompt_cost, completion_cost, prompt_cost_details, completion_cost_details, start_time, match_path, created_at, modified_at';
-const iso = (v: string): string => (v.endsWith('Z') ? v : `${v.replace(' ', 'T')}Z`);
-const chTime = (v: string): string => v.replace('T', ' ').replace('Z', '');
 
 function fromRow(r: Row): ModelPriceMap {
   return {
@@ -34,10 +32,10 @@ function fromRow(r: Row): ModelPriceMap {
     completion_cost: Number(r.completion_cost),
     prompt_cost_details: r.prompt_cost_details ? (JSON.parse(r.prompt_cost_details) as Record<string, number>) : null,
     completion_cost_details: r.completion_cost_details ? (JSON.parse(r.completion_cost_details) as Record<string, number>) : null,
-    start_time: r.start_time ? iso(r.start_time) : null,
+    start_time: r.start_time ? isoFromCh(r.start_time) : null,
     match_path: r.match_path,
-    created_at: iso(r.created_at),
-    modified_at: iso(r.modified_at),
+    created_at: isoFromCh(r.created_at),
+    modified_at: isoFromCh(r.modified_at),
   };
 }
 

@@ -1,6 +1,6 @@
-import { Injectable, OnApplicationBootstrap } from '@nestjs/common';
+import { EventPattern, Payload } from '@nestjs/microservices';
 import { TOPICS, deploymentCreatedEventSchema, type TopicPayload } from '@th/contracts';
-import { EventBus, type BusMessage, type Rejection } from '@th/bus';
+import { BusConsumer, type BusMessage, type ConsumerExtras, type Rejection } from '@th/bus';
 import { ProjectsRepository } from './projects.repository';
 
 type DeploymentMessage = BusMessage<TopicPayload<'deployments'>>;
@@ -10,18 +10,12 @@ type DeploymentMessage = BusMessage<TopicPayload<'deployments'>>;
  * the control plane publishes `deployment_created`, and this consumer makes sure the project exists.
  * Idempotent: a re-delivered event finds the project already there.
  */
-@Injectable()
-export class DeploymentProjectsConsumer implements OnApplicationBootstrap {
-  constructor(
-    private readonly bus: EventBus,
-    private readonly projects: ProjectsRepository,
-  ) {}
+@BusConsumer()
+export class DeploymentProjectsConsumer {
+  constructor(private readonly projects: ProjectsRepository) {}
 
-  async onApplicationBootstrap(): Promise<void> {
-    await this.bus.subscribe(TOPICS.deployments, { groupId: 'query-deployment-projects', maxBatchSize: 500 }, (batch) => this.handle(batch));
-  }
-
-  async handle(batch: DeploymentMessage[]): Promise<{ rejected: Rejection<TopicPayload<'deployments'>>[] }> {
+  @EventPattern(TOPICS.deployments, { groupId: 'query-deployment-projects', maxBatchSize: 500 } satisfies ConsumerExtras)
+  async handle(@Payload() batch: DeploymentMessage[]): Promise<{ rejected: Rejection<TopicPayload<'deployments'>>[] }> {
     const rejected: Rejection<TopicPayload<'deployments'>>[] = [];
     const byTenant = new Map<string, Set<string>>();
     for (const message of batch) {

@@ -1,11 +1,8 @@
+import type { TenantScope } from '@th/contracts';
 import { Injectable } from '@nestjs/common';
 import { randomUUID } from 'node:crypto';
 import { DataSource, In, type Repository } from 'typeorm';
 import { ProjectEntity } from './project.entity';
-
-export interface TenantScope {
-  tenant_id: string;
-}
 
 /** The only code that speaks SQL to the projects table; every call is bound to a tenant. */
 @Injectable()

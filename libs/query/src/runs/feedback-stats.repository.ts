@@ -1,10 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { ClickHouse, type QueryParams } from '@th/clickhouse';
-import { rollupFeedbackStats, type FeedbackStats, type FeedbackStatsGroup } from '@th/contracts';
-
-export interface TenantScope {
-  tenant_id: string;
-}
+import { rollupFeedbackStats, type FeedbackStats, type FeedbackStatsGroup, type TenantScope } from '@th/contracts';
 
 const GROUP_COLUMNS =
   "key, value, count() AS n, countIf(score IS NOT NULL) AS scored, sumOrNull(score) AS sum, sumOrNull(score * score) AS sum_sq";

@@ -1,10 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { byIdCondition, byIdsCondition, ClickHouse, RUNS_BY_ID, type QueryParams } from '@th/clickhouse';
-import { RUN_FIELDS, type RunFieldDef, type RunRecord } from '@th/contracts';
-
-export interface TenantScope {
-  tenant_id: string;
-}
+import { RUN_FIELDS, type RunFieldDef, type RunRecord, type TenantScope } from '@th/contracts';
 
 /** A WHERE fragment with its typed parameters; fragments are ANDed. */
 export interface Condition {
