@@ -1,5 +1,5 @@
 import { chTime, isoFromCh, rowBinaryDefault, rowBinaryWriter, rowBinaryWriterOf, type RowBinaryBuffer } from '@th/clickhouse';
-import { isCanonicalIso, mergeStateText as stateText, RUN_COLUMNS, toEpochMicros, type RunColumnName, type RunEventFields, type RunRowSource } from '@th/contracts';
+import { mergeStateText as stateText, RUN_COLUMNS, toEpochMicros, type RunColumnName, type RunEventFields, type RunRowSource } from '@th/contracts';
 import { computeRun, emptyRun, type ComputedRun, type FieldName, type MergedRun } from './run-merge';
 
 const jsonText = (v: unknown): string => (v === undefined || v === null ? '' : JSON.stringify(v));

@@ -1,4 +1,4 @@
-import { RUN_FIELDS, RUN_FILTER_FIELDS, type RunColumnDef, type RunFieldDef, type RunFilterField, type RunFilterKind } from '@th/contracts';
+import { RUN_FIELDS, RUN_FILTER_FIELDS, type RunFieldDef, type RunFilterField, type RunFilterKind } from '@th/contracts';
 import { FilterSyntaxError } from './filter.errors';
 import {
   parseFilter,
