@@ -118,7 +118,7 @@ export const API_ROUTES: RouteSpec[] = [
     responses: { 200: accepted, 404: errorBodySchema, ...errors },
     audit: { operation: 'delete_comparative_experiment', resourceType: 'comparative_experiment', resourceParam: 'comparative_experiment_id' },
   },
-  { method: 'get', path: '/api/v1/datasets/{dataset_id}/openai_ft', service: 'query', summary: "The dataset's examples as OpenAI chat fine-tuning JSON lines ({messages}), oldest first", tag: 'datasets', responses: { 200: z.string(), 404: errorBodySchema, ...errors } },
+  { method: 'get', path: '/api/v1/datasets/{dataset_id}/openai_ft', service: 'query', summary: "The dataset's examples as OpenAI chat fine-tuning JSON lines ({messages}), oldest first", tag: 'datasets', responseType: 'application/jsonl', responses: { 200: z.string(), 404: errorBodySchema, ...errors } },
   { method: 'get', path: '/api/v1/feedback', service: 'query', summary: 'List feedback (by run, trace, session, key, source)', tag: 'feedback', query: feedbackListQuerySchema, responses: { 200: z.array(feedbackSchema), ...errors } },
   { method: 'get', path: '/api/v1/feedback/{feedback_id}', service: 'query', summary: 'Read feedback', tag: 'feedback', responses: { 200: feedbackSchema, 404: errorBodySchema, 401: errorBodySchema } },
   { method: 'patch', path: '/api/v1/feedback/{feedback_id}', service: 'ingest', summary: 'Update feedback', tag: 'feedback', body: feedbackUpdateSchema, responses: { 200: feedbackSchema, 404: errorBodySchema, ...errors } },
@@ -144,8 +144,8 @@ export const API_ROUTES: RouteSpec[] = [
     body: feedbackTokensCreateSchema,
     responses: { 200: z.union([feedbackTokenSchema, z.array(feedbackTokenSchema)]), 404: errorBodySchema, ...errors },
   },
-  { method: 'post', path: '/api/v1/feedback/tokens/{token}', service: 'ingest', summary: "Add the token's feedback, without a key (404 unknown token, 410 expired)", tag: 'feedback', body: feedbackFromTokenSchema, responses: { 200: accepted, 404: errorBodySchema, 410: errorBodySchema, 422: errorBodySchema }, public: true },
-  { method: 'get', path: '/api/v1/feedback/tokens/{token}', service: 'ingest', summary: "Add the token's feedback from a link's query string, without a key", tag: 'feedback', query: feedbackFromTokenQuerySchema, responses: { 200: accepted, 404: errorBodySchema, 410: errorBodySchema, 422: errorBodySchema }, public: true },
+  { method: 'post', path: '/api/v1/feedback/tokens/{token}', service: 'ingest', summary: "Add the token's feedback, without a key (404 unknown token, 410 expired)", tag: 'feedback', body: feedbackFromTokenSchema, responses: { 200: accepted, 404: errorBodySchema, 410: errorBodySchema, 422: httpValidationErrorSchema }, public: true },
+  { method: 'get', path: '/api/v1/feedback/tokens/{token}', service: 'ingest', summary: "Add the token's feedback from a link's query string, without a key", tag: 'feedback', query: feedbackFromTokenQuerySchema, responses: { 200: accepted, 404: errorBodySchema, 410: errorBodySchema, 422: httpValidationErrorSchema }, public: true },
   ...['/api/v1/otel/v1/traces', '/api/v1/otel'].map(
     (path): RouteSpec => ({
       method: 'post',

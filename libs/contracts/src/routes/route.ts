@@ -33,6 +33,8 @@ export interface RouteSpec {
   parts?: string;
   query?: z.ZodObject<z.ZodRawShape>;
   responses: Record<number, z.ZodTypeAny | null>;
+  /** Media type of the success answers when it is not JSON (errors are JSON). */
+  responseType?: string;
   /** Served without an API key: the service authenticates the request itself (a share token, a signature, an issued path). */
   public?: boolean;
   /** The spec's tracked operation the route performs: every attempt is recorded in the audit log (libs/audit-client). */

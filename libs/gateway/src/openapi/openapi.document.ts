@@ -56,7 +56,9 @@ export function buildOpenApiDocument(version: string): Json {
       responses: Object.fromEntries(
         Object.entries(r.responses).map(([status, s]) => [
           status,
-          s ? { description: `HTTP ${status}`, content: { 'application/json': { schema: schemaOf(s, 'output', schemas) } } } : { description: `HTTP ${status}` },
+          s
+            ? { description: `HTTP ${status}`, content: { [Number(status) < 300 ? (r.responseType ?? 'application/json') : 'application/json']: { schema: schemaOf(s, 'output', schemas) } } }
+            : { description: `HTTP ${status}` },
         ]),
       ),
     };
