@@ -26,7 +26,8 @@ describe('control plane in the cluster form, behind the gateway', () => {
     const signing = randomBytes(24).toString('hex');
     const cpPort = await freePort();
     const gwPort = await freePort();
-    const common = { INTERNAL_SIGNING_KEY: signing, KAFKA_BROKERS: kafka.brokers, DATABASE_URL: db.url };
+    // topics of its own on the shared broker (see startCluster)
+    const common = { INTERNAL_SIGNING_KEY: signing, KAFKA_BROKERS: kafka.brokers, KAFKA_PREFIX: `t${randomBytes(4).toString('hex')}.`, DATABASE_URL: db.url };
     controlPlane = await startAppProcess(
       'control-plane',
       { ...common, CONTROL_PLANE_SECRETS_KEY: randomBytes(24).toString('hex'), CONTROL_PLANE_INSTALLATION: 'cloud', DATA_DIR: join(work, 'data'), ROLLOUT_POLL_MS: '200', GIT_ALLOW_LOCAL_REPOS: 'true', AGENT_KEY_CHECK_URL: `http://127.0.0.1:${gwPort}` },

@@ -67,7 +67,7 @@ describe('cluster form', () => {
     };
     // same key, so the same partition: the poison comes first
     await producer.send({
-      topic: 'runs',
+      topic: `${cluster.kafkaPrefix}runs`,
       acks: -1,
       messages: [
         { key: String(good.id), value: 'this is not json' },
@@ -83,7 +83,7 @@ describe('cluster form', () => {
     expect(seen).toMatchObject({ name: 'after-poison' });
     const consumer = kafka.consumer({ groupId: `dlq-reader-${randomUUID()}` });
     await consumer.connect();
-    await consumer.subscribe({ topic: 'runs.dlq', fromBeginning: true });
+    await consumer.subscribe({ topic: `${cluster.kafkaPrefix}runs.dlq`, fromBeginning: true });
     const letters: Json[] = [];
     await consumer.run({ eachMessage: async ({ message }) => void letters.push(JSON.parse(message.value!.toString()) as Json) });
     await eventually(async () => letters.length, (n) => n >= 2, 30_000);

@@ -8,11 +8,13 @@ export interface KafkaBusOptions {
   clientId: string;
   partitions: number;
   replicationFactor: number;
+  /** Put before every topic name and consumer group id on the broker (KAFKA_PREFIX); the rest of the code uses the names of TOPICS. */
+  kafkaPrefix?: string;
 }
 
 /** Kafka options from the shared KAFKA_* settings; `service` names this client. */
 export function kafkaOptionsFromConfig(
-  c: { KAFKA_BROKERS: string; KAFKA_CLIENT_ID: string; KAFKA_TOPIC_PARTITIONS: number; KAFKA_REPLICATION_FACTOR: number },
+  c: { KAFKA_BROKERS: string; KAFKA_CLIENT_ID: string; KAFKA_TOPIC_PARTITIONS: number; KAFKA_REPLICATION_FACTOR: number; KAFKA_PREFIX?: string },
   service: string,
 ): KafkaBusOptions {
   return {
@@ -20,6 +22,7 @@ export function kafkaOptionsFromConfig(
     clientId: `${c.KAFKA_CLIENT_ID}-${service}`,
     partitions: c.KAFKA_TOPIC_PARTITIONS,
     replicationFactor: c.KAFKA_REPLICATION_FACTOR,
+    kafkaPrefix: c.KAFKA_PREFIX ?? '',
   };
 }
 
@@ -63,13 +66,18 @@ export class KafkaBus extends EventBus {
     this.admin = this.kafka.admin();
   }
 
+  /** A topic's or consumer group's name on the broker. */
+  private onBroker(topic: string): string {
+    return (this.opts.kafkaPrefix ?? '') + topic;
+  }
+
   /** Connects the producer and creates every topic (and its dead-letter topic) if missing. */
   start(): Promise<void> {
     this.connected ??= (async () => {
       await this.admin.connect();
       const existing = new Set(await this.admin.listTopics());
       const wanted = Object.values(TOPICS).flatMap((t) => (t.endsWith('.dlq') ? [t] : [t, deadLetterTopic(t)]));
-      const missing = [...new Set(wanted)].filter((t) => !existing.has(t));
+      const missing = [...new Set(wanted)].map((t) => this.onBroker(t)).filter((t) => !existing.has(t));
       if (missing.length > 0) {
         await this.admin.createTopics({
           waitForLeaders: true,
@@ -92,7 +100,7 @@ export class KafkaBus extends EventBus {
   async publish<T extends TopicName>(topic: T, messages: OutgoingMessage<TopicPayload<T>>[]): Promise<void> {
     if (messages.length === 0) return;
     await this.start();
-    await this.enqueue(topic, messages.map((m) => ({ key: m.key, value: JSON.stringify(m.value), headers: m.headers })));
+    await this.enqueue(this.onBroker(topic), messages.map((m) => ({ key: m.key, value: JSON.stringify(m.value), headers: m.headers })));
   }
 
   private enqueue(topic: string, messages: QueuedSend['messages']): Promise<void> {
@@ -143,7 +151,7 @@ export class KafkaBus extends EventBus {
   async subscribe<T extends TopicName>(topic: T, opts: SubscribeOptions, handler: BatchHandler<TopicPayload<T>>): Promise<void> {
     await this.start();
     const consumer = this.kafka.consumer({
-      groupId: opts.groupId,
+      groupId: this.onBroker(opts.groupId),
       maxBytes: 16 * 1024 * 1024,
       maxBytesPerPartition: 8 * 1024 * 1024,
       sessionTimeout: 30_000,
@@ -156,7 +164,7 @@ export class KafkaBus extends EventBus {
       consumer.on(consumer.events.GROUP_JOIN, () => notify());
     }
     await consumer.connect();
-    await consumer.subscribe({ topic, fromBeginning: true });
+    await consumer.subscribe({ topic: this.onBroker(topic), fromBeginning: true });
     const schema = topicPayloadSchemas[topic];
     await consumer.run({
       autoCommit: false,
@@ -210,7 +218,7 @@ export class KafkaBus extends EventBus {
         const last = batch.messages[batch.messages.length - 1].offset;
         // Resolving moves kafkajs's fetch position past the batch; committing makes it durable.
         resolveOffset(last);
-        await consumer.commitOffsets([{ topic, partition: batch.partition, offset: (BigInt(last) + 1n).toString() }]);
+        await consumer.commitOffsets([{ topic: batch.topic, partition: batch.partition, offset: (BigInt(last) + 1n).toString() }]);
         await heartbeat().catch(() => undefined);
       },
     });
@@ -219,7 +227,7 @@ export class KafkaBus extends EventBus {
   private async deadLetter(topic: string, partition: number, poison: { raw: KafkaMessage; reason: string }[]): Promise<void> {
     const now = new Date().toISOString();
     await this.enqueue(
-      deadLetterTopic(topic),
+      this.onBroker(deadLetterTopic(topic)),
       poison.map(({ raw, reason }) => ({
             key: raw.key?.toString('utf8') ?? '',
             value: JSON.stringify({

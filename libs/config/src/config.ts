@@ -67,6 +67,8 @@ export const commonConfigShape = {
 export const kafkaConfigShape = {
   KAFKA_BROKERS: z.string().min(1),
   KAFKA_CLIENT_ID: z.string().default('tracehouse'),
+  /** Put before every topic name and consumer group id on the broker, so that several installations (or test suites) can share one Kafka cluster. */
+  KAFKA_PREFIX: z.string().regex(/^[A-Za-z0-9._-]*$/, 'letters, digits, dot, underscore and hyphen only').default(''),
   KAFKA_TOPIC_PARTITIONS: z.coerce.number().int().min(1).default(4),
   KAFKA_REPLICATION_FACTOR: z.coerce.number().int().min(1).default(1),
 };

@@ -62,6 +62,8 @@ export interface Cluster {
   /** The audit process, when startCluster was given `auditEnv` (the gateway then routes /audit-logs to it). */
   audit?: AppProcess;
   apiKey: string;
+  /** KAFKA_PREFIX of its services: the broker's name of topic `t` is `${kafkaPrefix}${t}` (and of its consumer groups). */
+  kafkaPrefix: string;
   env: Record<string, string>;
   /** Restarts one service process with the same settings (after a kill, say). */
   restart(name: ClusterService): Promise<AppProcess>;
@@ -89,6 +91,9 @@ export interface ClusterOptions {
 export async function startCluster(opts: ClusterOptions = {}): Promise<Cluster> {
   const work = mkdtempSync(join(tmpdir(), 'th-cluster-'));
   const kafka = opts.sharedKafka ? await sharedKafka() : await startKafka({ dataDir: join(work, 'kafka') });
+  // Topics and consumer groups of their own on a shared broker: no group waits out the session of the previous
+  // suite's departed members, and no suite reads another's messages.
+  const kafkaPrefix = opts.sharedKafka ? `t${randomBytes(4).toString('hex')}.` : '';
   const clickhouse = await startClickHouseServerProcess(join(work, 'clickhouse'));
   const db = await createTestDatabase('th_cluster');
   const apiKey = `th_cluster_${randomBytes(12).toString('hex')}`;
@@ -97,6 +102,7 @@ export async function startCluster(opts: ClusterOptions = {}): Promise<Cluster> 
     INTERNAL_SIGNING_KEY: randomBytes(24).toString('hex'),
     KAFKA_BROKERS: kafka.brokers,
     KAFKA_TOPIC_PARTITIONS: '4',
+    KAFKA_PREFIX: kafkaPrefix,
     CLICKHOUSE_URL: clickhouse.url,
     DATABASE_URL: db.url,
     QUERY_URL: `http://127.0.0.1:${queryPort}`,
@@ -127,6 +133,7 @@ export async function startCluster(opts: ClusterOptions = {}): Promise<Cluster> 
   if (auditEnv) await start('audit');
   await start('gateway');
   return {
+    kafkaPrefix,
     get gateway() {
       return procs.gateway as AppProcess;
     },
