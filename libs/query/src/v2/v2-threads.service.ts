@@ -38,15 +38,7 @@ export class V2ThreadsService {
     const after = q.cursor
       ? decodePageCursor<{ t: string; id: string }>(q.cursor, ['body', 'cursor'], (v): v is { t: string; id: string } => typeof v.t === 'string' && typeof v.id === 'string')
       : null;
-    const where = this.runs.matchWhere(identity, {
-      session: [q.project_id],
-      is_root: true,
-      filter: q.filter,
-      trace_filter: q.trace_filter,
-      tree_filter: q.tree_filter,
-      start_time: q.min_start_time ?? new Date(Date.now() - V2_DEFAULT_WINDOW_MS).toISOString(),
-      end_time: q.max_start_time,
-    });
+    const where = this.rootsWhere(identity, q);
     const rows = await this.repo.listThreads(where, q.page_size + 1, after);
     const page = rows.slice(0, q.page_size);
     const last = page[page.length - 1];
@@ -114,19 +106,22 @@ export class V2ThreadsService {
     return out;
   }
 
+  /** The project's root runs a threads query or aggregate covers (its filters, and a default window). */
+  private rootsWhere(identity: Identity, q: V2ThreadQuery | V2ThreadsAggregateStats) {
+    return this.runs.matchWhere(identity, {
+      session: [q.project_id],
+      is_root: true,
+      filter: q.filter,
+      trace_filter: q.trace_filter,
+      tree_filter: q.tree_filter,
+      start_time: q.min_start_time ?? new Date(Date.now() - V2_DEFAULT_WINDOW_MS).toISOString(),
+      end_time: q.max_start_time,
+    });
+  }
+
   /** Aggregates over the threads of a project (POST /api/v2/threads/stats). */
   async aggregate(identity: Identity, q: V2ThreadsAggregateStats): Promise<Record<string, unknown>> {
-    const s = await this.repo.threadsAggregate(
-      this.runs.matchWhere(identity, {
-        session: [q.project_id],
-        is_root: true,
-        filter: q.filter,
-        trace_filter: q.trace_filter,
-        tree_filter: q.tree_filter,
-        start_time: q.min_start_time ?? new Date(Date.now() - V2_DEFAULT_WINDOW_MS).toISOString(),
-        end_time: q.max_start_time,
-      }),
-    );
+    const s = await this.repo.threadsAggregate(this.rootsWhere(identity, q));
     const traces = Number(s.trace_count ?? 0);
     const latency = (s.latency as (number | null)[] | undefined) ?? [];
     const firstToken = (s.first_token as (number | null)[] | undefined) ?? [];
