@@ -7,12 +7,13 @@
  */
 export const MAX_JSON_DEPTH = 200;
 
-const QUOTE = 0x22;
-const BACKSLASH = 0x5c;
-const OPEN_BRACE = 0x7b;
-const OPEN_BRACKET = 0x5b;
-const CLOSE_BRACE = 0x7d;
-const CLOSE_BRACKET = 0x5d;
+/** JSON's structural characters, as char codes (the same in UTF-16 text and UTF-8 bytes). */
+export const QUOTE = 0x22;
+export const BACKSLASH = 0x5c;
+export const OPEN_BRACE = 0x7b;
+export const OPEN_BRACKET = 0x5b;
+export const CLOSE_BRACE = 0x7d;
+export const CLOSE_BRACKET = 0x5d;
 
 /**
  * The index in `text` of the bracket that opens level `maxDepth + 1`, or -1 when the text nests no deeper than

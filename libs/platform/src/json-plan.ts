@@ -1,4 +1,5 @@
 import { EventLoopPacer } from './pacer';
+import { BACKSLASH, CLOSE_BRACE, CLOSE_BRACKET, OPEN_BRACE, OPEN_BRACKET, QUOTE } from './json-depth';
 
 /**
  * A large JSON body parsed in pieces: a worker validates the whole text and cuts it into a plan (below), and
@@ -17,14 +18,8 @@ export const PLAN_CLOSE = 3;
 /** Containers larger than this are cut into their members; anything smaller is one JSON.parse. */
 export const JSON_PIECE_BYTES = 64 * 1024;
 
-const QUOTE = 0x22;
-const BACKSLASH = 0x5c;
 const COMMA = 0x2c;
 const COLON = 0x3a;
-const OPEN_BRACE = 0x7b;
-const OPEN_BRACKET = 0x5b;
-const CLOSE_BRACE = 0x7d;
-const CLOSE_BRACKET = 0x5d;
 
 const isSpace = (c: number) => c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09;
 
