@@ -43,13 +43,17 @@ function ensureDeps() {
   }
 }
 
-/** Installs a Debian package with apt-get (as root), running `apt-get update` first only when the lists are stale. */
+/**
+ * Installs a Debian package with apt-get (as root), running `apt-get update` first only when the lists are stale.
+ * Waits up to five minutes for another apt-get's lock instead of failing at once.
+ */
 function aptInstall(pkg) {
   process.stdout.write(`Installing ${pkg} (apt-get install ${pkg})...\n`);
+  const apt = 'apt-get -o DPkg::Lock::Timeout=300';
   try {
-    run(`apt-get install -y --no-install-recommends ${pkg}`);
+    run(`${apt} install -y --no-install-recommends ${pkg}`);
   } catch {
-    run(`apt-get update && apt-get install -y --no-install-recommends ${pkg}`);
+    run(`${apt} update && ${apt} install -y --no-install-recommends ${pkg}`);
   }
 }
 
