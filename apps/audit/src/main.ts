@@ -1,8 +1,7 @@
 import 'reflect-metadata';
 import { Module } from '@nestjs/common';
-import { APP_GUARD } from '@nestjs/core';
 import { AUDIT_ENTITIES, AUDIT_MIGRATIONS, AuditModule } from '@th/audit';
-import { AuthGuard, IDENTITY_RESOLVER, INTERNAL_SIGNING_KEY, SignedHeaderIdentityResolver } from '@th/auth';
+import { signedIdentityProviders } from '@th/auth';
 import { AuditClientModule } from '@th/audit-client';
 import { BusModule, EventBus, kafkaOptionsFromConfig, startBusConsumers } from '@th/bus';
 import { loadConfig } from '@th/config';
@@ -27,9 +26,7 @@ runUntilSignal('audit', async () => {
       }),
     ],
     providers: [
-      { provide: INTERNAL_SIGNING_KEY, useValue: config.INTERNAL_SIGNING_KEY },
-      { provide: IDENTITY_RESOLVER, useClass: SignedHeaderIdentityResolver },
-      { provide: APP_GUARD, useClass: AuthGuard },
+      ...signedIdentityProviders(config.INTERNAL_SIGNING_KEY),
     ],
   })
   class AuditAppModule {}

@@ -1,9 +1,8 @@
 import 'reflect-metadata';
 import { createHash } from 'node:crypto';
 import { Module } from '@nestjs/common';
-import { APP_GUARD } from '@nestjs/core';
 import { AuditClientModule } from '@th/audit-client';
-import { AuthGuard, IDENTITY_RESOLVER, INTERNAL_SIGNING_KEY, SignedHeaderIdentityResolver } from '@th/auth';
+import { signedIdentityProviders } from '@th/auth';
 import { BusModule, EventBus, kafkaOptionsFromConfig, startBusConsumers } from '@th/bus';
 import { loadConfig } from '@th/config';
 import { openServiceDataSource } from '@th/database';
@@ -37,9 +36,7 @@ runUntilSignal('control-plane', async () => {
       ),
     ],
     providers: [
-      { provide: INTERNAL_SIGNING_KEY, useValue: config.INTERNAL_SIGNING_KEY },
-      { provide: IDENTITY_RESOLVER, useClass: SignedHeaderIdentityResolver },
-      { provide: APP_GUARD, useClass: AuthGuard },
+      ...signedIdentityProviders(config.INTERNAL_SIGNING_KEY),
     ],
   })
   class ControlPlaneAppModule {}

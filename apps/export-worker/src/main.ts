@@ -1,7 +1,6 @@
 import 'reflect-metadata';
 import { Module } from '@nestjs/common';
-import { APP_GUARD } from '@nestjs/core';
-import { AuthGuard, IDENTITY_RESOLVER, INTERNAL_SIGNING_KEY, SignedHeaderIdentityResolver } from '@th/auth';
+import { signedIdentityProviders } from '@th/auth';
 import { AuditClientModule } from '@th/audit-client';
 import { BusModule, kafkaOptionsFromConfig, startBusConsumers } from '@th/bus';
 import { ClickHouse, ClickHouseModule } from '@th/clickhouse';
@@ -35,9 +34,7 @@ runUntilSignal('export-worker', async () => {
       }),
     ],
     providers: [
-      { provide: INTERNAL_SIGNING_KEY, useValue: config.INTERNAL_SIGNING_KEY },
-      { provide: IDENTITY_RESOLVER, useClass: SignedHeaderIdentityResolver },
-      { provide: APP_GUARD, useClass: AuthGuard },
+      ...signedIdentityProviders(config.INTERNAL_SIGNING_KEY),
     ],
   })
   class ExportWorkerAppModule {}

@@ -1,5 +1,5 @@
-import { CanActivate, ExecutionContext, Inject, Injectable, Optional, SetMetadata, createParamDecorator } from '@nestjs/common';
-import { Reflector } from '@nestjs/core';
+import { CanActivate, ExecutionContext, Inject, Injectable, Optional, Provider, SetMetadata, createParamDecorator } from '@nestjs/common';
+import { APP_GUARD, Reflector } from '@nestjs/core';
 import type { Request } from 'express';
 import type { Identity, Plan } from '@th/contracts';
 import { DomainError, ErrorCode, unauthorized } from '@th/platform';
@@ -108,4 +108,16 @@ export class SignedHeaderIdentityResolver implements IdentityResolver {
     if (!identity) throw unauthorized('Invalid internal identity');
     return identity;
   }
+}
+
+/**
+ * What a service behind the gateway registers to authenticate every route: the cluster's signing key, the
+ * signed-header resolver and the guard.
+ */
+export function signedIdentityProviders(signingKey: string): Provider[] {
+  return [
+    { provide: INTERNAL_SIGNING_KEY, useValue: signingKey },
+    { provide: IDENTITY_RESOLVER, useClass: SignedHeaderIdentityResolver },
+    { provide: APP_GUARD, useClass: AuthGuard },
+  ];
 }
