@@ -61,7 +61,7 @@ export class AgentRuntime {
       worker.start();
       const service = new AgentService(repo, notifier, graphs, config.WORKER_CONCURRENCY > 0 ? worker : null, webhooks, outbound);
       const crons = new CronService(new CronRepository(pool), service);
-      const scheduler = new CronScheduler(crons, config.CRON_TICK_MS, () => service.sweepExpiredThreads(THREAD_SWEEP_BATCH));
+      const scheduler = new CronScheduler(crons, config.CRON_TICK_MS, () => service.threads.sweepExpiredThreads(THREAD_SWEEP_BATCH));
       scheduler.start();
       return new AgentRuntime(pool, notifier, graphs, worker, service, new StoreService(new StoreRepository(pool)), crons, scheduler, tracing, webhooks);
     } catch (err) {

@@ -11,20 +11,20 @@ export class AssistantsController {
   @Post()
   @HttpCode(200)
   create(@Body() body: unknown): Promise<AgentAssistant> {
-    return this.agents.createAssistant(body);
+    return this.agents.assistants.createAssistant(body);
   }
 
   @Post('count')
   @HttpCode(200)
   @Header('content-type', 'application/json; charset=utf-8') // a bare number, still JSON
   count(@Body() body: unknown): Promise<number> {
-    return this.agents.countAssistants(body);
+    return this.agents.assistants.countAssistants(body);
   }
 
   @Post('search')
   @HttpCode(200)
   async search(@Body() body: unknown, @Res({ passthrough: true }) res: Response): Promise<AgentAssistant[]> {
-    const page = await this.agents.searchAssistants(body);
+    const page = await this.agents.assistants.searchAssistants(body);
     res.setHeader('X-Pagination-Total', String(page.total));
     if (page.next !== null) res.setHeader('X-Pagination-Next', String(page.next));
     return page.items;
@@ -32,49 +32,49 @@ export class AssistantsController {
 
   @Get(':assistant_id')
   get(@Param('assistant_id') id: string): Promise<AgentAssistant> {
-    return this.agents.resolveAssistant(id);
+    return this.agents.assistants.resolveAssistant(id);
   }
 
   @Patch(':assistant_id')
   update(@Param('assistant_id') id: string, @Body() body: unknown): Promise<AgentAssistant> {
-    return this.agents.updateAssistant(id, body);
+    return this.agents.assistants.updateAssistant(id, body);
   }
 
   @Post(':assistant_id/versions')
   @HttpCode(200)
   versions(@Param('assistant_id') id: string, @Body() body: unknown): Promise<AgentAssistantVersion[]> {
-    return this.agents.assistantVersions(id, body);
+    return this.agents.assistants.assistantVersions(id, body);
   }
 
   @Post(':assistant_id/latest')
   @HttpCode(200)
   setLatest(@Param('assistant_id') id: string, @Body() body: unknown): Promise<AgentAssistant> {
-    return this.agents.setLatestVersion(id, body);
+    return this.agents.assistants.setLatestVersion(id, body);
   }
 
   @Get(':assistant_id/graph')
   graph(@Param('assistant_id') id: string, @Query() query: Record<string, unknown>): Promise<unknown> {
-    return this.agents.assistantGraphJson(id, query);
+    return this.agents.assistants.assistantGraphJson(id, query);
   }
 
   @Get(':assistant_id/schemas')
   schemas(@Param('assistant_id') id: string): Promise<AgentGraphSchemas> {
-    return this.agents.assistantSchemas(id);
+    return this.agents.assistants.assistantSchemas(id);
   }
 
   @Get(':assistant_id/subgraphs')
   subgraphs(@Param('assistant_id') id: string, @Query() query: Record<string, unknown>): Promise<unknown> {
-    return this.agents.assistantSubgraphs(id, undefined, query);
+    return this.agents.assistants.assistantSubgraphs(id, undefined, query);
   }
 
   @Get(':assistant_id/subgraphs/:namespace')
   subgraphsIn(@Param('assistant_id') id: string, @Param('namespace') namespace: string, @Query() query: Record<string, unknown>): Promise<unknown> {
-    return this.agents.assistantSubgraphs(id, namespace, query);
+    return this.agents.assistants.assistantSubgraphs(id, namespace, query);
   }
 
   @Delete(':assistant_id')
   @HttpCode(204)
   async remove(@Param('assistant_id') id: string, @Query() query: Record<string, unknown>): Promise<void> {
-    await this.agents.deleteAssistant(id, query);
+    await this.agents.assistants.deleteAssistant(id, query);
   }
 }

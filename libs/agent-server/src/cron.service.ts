@@ -39,10 +39,10 @@ export class CronService {
     const schedule = this.parseSchedule(b.schedule);
     if (tid !== null && b.on_run_completed !== undefined) throw onlyStateless();
     const { schedule: _schedule, end_time, on_run_completed, enabled, ...run } = b;
-    const { body: payload, assistant } = await this.agents.checkRunBody(defined({ ...run, assistant_id: b.assistant_id }), ['body']);
+    const { body: payload, assistant } = await this.agents.runs.checkRunBody(defined({ ...run, assistant_id: b.assistant_id }), ['body']);
     if (tid !== null) {
-      if (b.if_not_exists === 'create') await this.agents.createThread({ thread_id: tid, if_exists: 'do_nothing' });
-      else await this.agents.getThread(tid);
+      if (b.if_not_exists === 'create') await this.agents.threads.createThread({ thread_id: tid, if_exists: 'do_nothing' });
+      else await this.agents.threads.getThread(tid);
     }
     const created = await this.repo.createCron({
       cron_id: randomUUID(),
@@ -72,7 +72,7 @@ export class CronService {
     const payload = defined(run);
     if (Object.keys(payload).length || metadata) {
       const merged = { ...cron.payload, ...payload, ...(metadata ? { metadata: { ...((cron.payload.metadata as Record<string, unknown>) ?? {}), ...metadata } } : {}) };
-      await this.agents.checkRunBody(merged, ['body']);
+      await this.agents.runs.checkRunBody(merged, ['body']);
     }
     const reenabled = enabled === true && !cron.enabled;
     const changes: CronChanges = {
@@ -132,21 +132,21 @@ export class CronService {
 
   private async fire(cron: CronRow, signal: AbortSignal): Promise<void> {
     if (cron.thread_id !== null) {
-      await this.agents.createRun(cron.thread_id, cron.payload);
+      await this.agents.runs.createRun(cron.thread_id, cron.payload);
       return;
     }
     if (cron.on_run_completed === 'keep') {
       // a thread of its own, listed and kept like any other
-      await this.agents.createRun(randomUUID(), { ...cron.payload, if_not_exists: 'create' });
+      await this.agents.runs.createRun(randomUUID(), { ...cron.payload, if_not_exists: 'create' });
       return;
     }
-    const { run } = await this.agents.createRun(null, cron.payload);
+    const { run } = await this.agents.runs.createRun(null, cron.payload);
     // Dropped once the run has ended, as a stateless wait does: by this process, so a thread whose run
     // outlives the process stays (hidden, like every stateless run's thread).
-    const cleanup = this.agents
+    const cleanup = this.agents.runs
       .waitForEnd(null, run.run_id, signal)
       .then(async (ended) => {
-        if (ended && isTerminal(ended.status) && !signal.aborted) await this.agents.dropTemporaryThread(ended);
+        if (ended && isTerminal(ended.status) && !signal.aborted) await this.agents.runs.dropTemporaryThread(ended);
       })
       .catch((err: Error) => this.logger.warn({ msg: 'cron run thread not dropped', cron_id: cron.cron_id, run_id: run.run_id, error: err.message }))
       .finally(() => this.cleanups.delete(cleanup));

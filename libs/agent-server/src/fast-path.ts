@@ -93,11 +93,11 @@ function readJson(req: IncomingMessage): Promise<{ ok: true; body: unknown } | {
 }
 
 async function serve(agents: AgentService, req: IncomingMessage, res: ServerResponse, route: Route): Promise<void> {
-  if (route.kind === 'join') return send(res, 200, await agents.join(route.threadId, route.runId));
+  if (route.kind === 'join') return send(res, 200, await agents.runs.join(route.threadId, route.runId));
   const parsed = await readJson(req);
   if (!parsed.ok) return send(res, 422, parsed.error);
-  if (route.kind === 'thread') return send(res, 200, await agents.createThread(parsed.body));
-  const { run } = await agents.createRun(route.threadId, parsed.body);
+  if (route.kind === 'thread') return send(res, 200, await agents.threads.createThread(parsed.body));
+  const { run } = await agents.runs.createRun(route.threadId, parsed.body);
   res.setHeader('Content-Location', `/threads/${run.thread_id}/runs/${run.run_id}`);
   return send(res, 200, toRun(run));
 }

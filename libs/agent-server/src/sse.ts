@@ -47,13 +47,13 @@ export async function streamRun(service: AgentService, res: Response, o: StreamO
   const after = Number.parseInt(o.lastEventId ?? '', 10);
   if (!Number.isFinite(after)) res.write(`event: metadata\ndata: ${JSON.stringify({ run_id: o.run.run_id, attempt: o.run.attempt || 1 })}\n\n`);
   try {
-    for await (const e of service.events(o.threadId, o.run.run_id, Number.isFinite(after) ? after : 0, signal)) {
+    for await (const e of service.runs.events(o.threadId, o.run.run_id, Number.isFinite(after) ? after : 0, signal)) {
       if (signal.aborted) break;
       res.write(`event: ${e.event}\ndata: ${e.data}\nid: ${e.seq}\n\n`);
     }
     if (!signal.aborted && (o.run.kwargs as { record_events?: boolean }).record_events === false && !Number.isFinite(after)) {
       // a run nobody asked to stream kept no events: its stream is its end state
-      const ended = await service.waitForEnd(null, o.run.run_id, signal);
+      const ended = await service.runs.waitForEnd(null, o.run.run_id, signal);
       if (ended && !signal.aborted) {
         const e = AgentService.endEvent(ended);
         res.write(`event: ${e.event}\ndata: ${e.data}\n\n`);
@@ -61,10 +61,10 @@ export async function streamRun(service: AgentService, res: Response, o: StreamO
     }
   } finally {
     done();
-    if (signal.aborted && o.cancelOnDisconnect) await service.cancelQuietly(o.run.thread_id, o.run.run_id);
+    if (signal.aborted && o.cancelOnDisconnect) await service.runs.cancelQuietly(o.run.thread_id, o.run.run_id);
     if (o.dropAfter) {
-      const ended = await service.waitForEnd(null, o.run.run_id);
-      if (ended) await service.dropTemporaryThread(ended);
+      const ended = await service.runs.waitForEnd(null, o.run.run_id);
+      if (ended) await service.runs.dropTemporaryThread(ended);
     }
     if (!signal.aborted) res.end();
   }
@@ -78,7 +78,7 @@ export async function streamRun(service: AgentService, res: Response, o: StreamO
 export async function streamThread(service: AgentService, res: Response, o: { threadId: string; after: ThreadStreamCursor | null }): Promise<void> {
   const { signal, done } = openEventStream(res, { Location: `/threads/${o.threadId}/stream` });
   try {
-    for await (const e of service.threadEvents(o.threadId, o.after, signal)) {
+    for await (const e of service.runs.threadEvents(o.threadId, o.after, signal)) {
       if (signal.aborted) break;
       res.write(`event: ${e.event}\ndata: ${e.data}\nid: ${e.id}\n\n`);
     }
@@ -97,15 +97,15 @@ export async function waitRun(service: AgentService, res: Response, o: { threadI
   };
   res.on('close', onClose);
   try {
-    const ended = await service.waitForEnd(null, o.run.run_id, abort.signal);
+    const ended = await service.runs.waitForEnd(null, o.run.run_id, abort.signal);
     if (abort.signal.aborted) {
-      if (o.cancelOnDisconnect) await service.cancelQuietly(o.run.thread_id, o.run.run_id);
+      if (o.cancelOnDisconnect) await service.runs.cancelQuietly(o.run.thread_id, o.run.run_id);
       if (o.dropAfter) {
-        const last = await service.waitForEnd(null, o.run.run_id);
-        if (last) await service.dropTemporaryThread(last);
+        const last = await service.runs.waitForEnd(null, o.run.run_id);
+        if (last) await service.runs.dropTemporaryThread(last);
       }
     } else {
-      if (o.dropAfter && ended) await service.dropTemporaryThread(ended);
+      if (o.dropAfter && ended) await service.runs.dropTemporaryThread(ended);
       res.status(200).json(AgentService.finalBody(ended));
     }
   } finally {
