@@ -22,5 +22,7 @@ module.exports = {
   moduleNameMapper: { '^@th/(.*)$': '<rootDir>/libs/$1/src/index.ts' },
   testTimeout: 120000,
   maxWorkers: 2,
+  testSequencer: '<rootDir>/tools/jest/sequencer.js',
+  reporters: ['default', '<rootDir>/tools/jest/durations-reporter.js'],
   forceExit: false,
 };
