@@ -29,6 +29,11 @@ export interface Command {
   help: [string, string][];
   /** Longer notes printed under the options. */
   notes?: string;
+  /**
+   * The command prints one value a script captures (a key, an id, an address): plain text unless --json, whatever
+   * stdout is. Listing commands default to JSON lines when stdout is not a terminal.
+   */
+  printsValue?: boolean;
   run(ctx: Context): Promise<number>;
 }
 
@@ -92,7 +97,7 @@ export function parseCommand(c: Command, args: string[], io: Io, userAgent: stri
     values,
     positionals: parsed.positionals,
     io,
-    mode: outputMode(values as { json?: boolean; table?: boolean }, io),
+    mode: c.printsValue ? (values.json ? 'json' : 'table') : outputMode(values as { json?: boolean; table?: boolean }, io),
     client: () => (client ??= new ApiClient(resolveConnection(values as Record<string, string>, io.env), userAgent)),
   };
 }

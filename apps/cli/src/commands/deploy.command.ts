@@ -40,8 +40,7 @@ async function deploy(ctx: Context): Promise<number> {
   else dep = await fromImage(client, plan, existing, image as string, read.str(v, 'listener-id'));
   const revisionId = dep.latest_revision_id;
   if (!revisionId) throw new CommandFailed(`deployment ${name} has no revision to wait for`);
-  if (!ctx.io.stdout.isTTY || ctx.mode === 'json') ctx.io.stderr.write(`${existing ? 'updated' : 'created'} deployment ${name} (${dep.id}), revision ${revisionId}\n`);
-  else ctx.io.stderr.write(`${existing ? 'Updated' : 'Created'} deployment ${name} (${dep.id}), revision ${revisionId}\n`);
+  ctx.io.stderr.write(`${existing ? 'updated' : 'created'} deployment ${name} (${dep.id}), revision ${revisionId}\n`);
 
   if (v['no-wait']) {
     if (ctx.mode === 'json') printRecord(ctx.io, 'json', { deployment_id: dep.id, name, revision_id: revisionId, status: 'QUEUED', url: dep.source_config.custom_url });
@@ -188,5 +187,6 @@ The folder is packed without .git, node_modules and .env. Progress goes to stder
 line per status change otherwise); when the revision is DEPLOYED the deployment's address is printed on stdout
 (--json: {deployment_id, name, revision_id, status, status_message, url}). A failed build or start exits 1 with
 the build's message.`,
+  printsValue: true,
   run: deploy,
 };

@@ -154,6 +154,7 @@ export const DEPLOYMENTS_COMMANDS: Command[] = [
       ['--timeout <seconds>', 'with --wait: give up after this long (default 300)'],
     ],
     notes: refNote,
+    printsValue: true,
     run: remove,
   },
 ];

@@ -51,8 +51,9 @@ export const KEYS_COMMANDS: Command[] = [
       ['--role-id <id>', 'the role it carries (default Workspace Admin)'],
     ],
     notes: 'Prints the whole key on stdout (--json: the key record with `key`); the service keeps only its hash.',
+    printsValue: true,
     run: create,
   },
   { path: ['keys', 'list'], summary: "List the workspace's API keys (prefixes only)", options: {}, help: [], run: list },
-  { path: ['keys', 'revoke'], summary: 'Revoke a workspace API key', args: '<key-id>', arity: [1, 1], options: {}, help: [], run: revoke },
+  { path: ['keys', 'revoke'], summary: 'Revoke a workspace API key', args: '<key-id>', arity: [1, 1], options: {}, help: [], printsValue: true, run: revoke },
 ];

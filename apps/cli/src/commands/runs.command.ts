@@ -36,8 +36,10 @@ async function query(ctx: Context): Promise<number> {
       body: { ...base, limit: Math.min(PAGE, limit - seen), ...(cursor ? { cursor } : {}) },
     });
     seen += page.runs.length;
-    if (ctx.mode === 'json') printRows(ctx.io, 'json', page.runs, columns);
-    else buffered.push(...page.runs);
+    // The service adds the fields its cursor needs (start_time, trace_id): --select prints only what was asked for.
+    const rows = select ? page.runs.map((r) => Object.fromEntries(select.map((f) => [f, r[f]]))) : page.runs;
+    if (ctx.mode === 'json') printRows(ctx.io, 'json', rows, columns);
+    else buffered.push(...rows);
     cursor = page.runs.length ? page.cursors.next : null;
   } while (cursor && seen < limit);
   if (ctx.mode === 'table') printRows(ctx.io, 'table', buffered, columns);
