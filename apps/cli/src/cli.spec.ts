@@ -5,6 +5,7 @@ import { Writable } from 'node:stream';
 import * as tar from 'tar';
 import { route } from './api-client';
 import { COMMANDS, runCli } from './cli';
+import { Progress, printRows } from './output';
 import { resolveConnection } from './settings';
 import { collectSecrets, packFolder, parseEnvFile } from './source-pack';
 
@@ -95,6 +96,42 @@ describe('tracehouse command line (in process, no service)', () => {
     expect(route('post', '/api/v1/runs/query').service).toBe('query');
     expect(route('get', '/v2/deployments').service).toBe('control-plane');
     expect(() => route('get', '/v2/nothing-here')).toThrow('is not in the route table');
+  });
+
+  it('progress: a spinner status line at a terminal, one line per status change elsewhere', async () => {
+    const tty = new Sink();
+    tty.isTTY = true;
+    const p = new Progress({ stdout: new Sink(), stderr: tty, env: {} });
+    p.update('BUILDING', 'npm ci');
+    await new Promise((r) => setTimeout(r, 250));
+    p.update('DEPLOYED');
+    p.stop();
+    expect(tty.text).toMatch(/^\r\x1b\[K[⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏] BUILDING: npm ci \(\d+\.\ds\)/);
+    expect(tty.text.split('\r\x1b[K').length).toBeGreaterThan(3); // redrawn while waiting
+    expect(tty.text).toMatch(/\r\x1b\[KDEPLOYED \(\d+\.\ds\)\n$/);
+
+    const log = new Sink();
+    const q = new Progress({ stdout: new Sink(), stderr: log, env: {} });
+    for (const s of ['QUEUED', 'BUILDING', 'BUILDING', 'DEPLOYED']) q.update(s);
+    q.stop();
+    expect(log.text.split('\n').filter(Boolean).map((l) => l.replace(/^\[\d+\.\ds\] /, ''))).toEqual(['QUEUED', 'BUILDING', 'DEPLOYED']);
+  });
+
+  it('tables: aligned columns, upper-case headers, long or nested values cut to one line', () => {
+    const out = new Sink();
+    const rows = [
+      { id: 'a', note: 'short', extra: { k: 1 } },
+      { id: 'bbbb', note: 'x'.repeat(100), extra: null },
+    ];
+    printRows({ stdout: out, stderr: new Sink(), env: {} }, 'table', rows, [
+      { header: 'id', value: (r) => r.id },
+      { header: 'note', value: (r) => r.note },
+      { header: 'extra', value: (r) => r.extra },
+    ]);
+    const lines = out.text.split('\n');
+    expect(lines[0]).toBe(`ID    NOTE${' '.repeat(56)}  EXTRA`);
+    expect(lines[1]).toBe(`a     short${' '.repeat(55)}  {"k":1}`);
+    expect(lines[2]).toBe(`bbbb  ${'x'.repeat(59)}…`);
   });
 
   describe('sources and secrets', () => {
