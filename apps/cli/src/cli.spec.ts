@@ -12,7 +12,7 @@ import { collectSecrets, packFolder, parseEnvFile } from './source-pack';
 class Sink extends Writable {
   text = '';
   isTTY = false;
-  _write(chunk: Buffer, _enc: string, done: () => void): void {
+  override _write(chunk: Buffer, _enc: string, done: () => void): void {
     this.text += chunk.toString();
     done();
   }
@@ -89,6 +89,7 @@ describe('tracehouse command line (in process, no service)', () => {
     expect(resolveConnection({}, both)).toEqual({ endpoint: 'http://a', controlPlaneUrl: 'http://cp:8083', apiKey: 'new' });
     expect(resolveConnection({ endpoint: 'http://f', 'api-key': 'flag', 'control-plane-url': 'http://g' }, both)).toEqual({ endpoint: 'http://f', controlPlaneUrl: 'http://g', apiKey: 'flag' });
     expect(resolveConnection({}, { LANGSMITH_API_KEY: 'k' }).endpoint).toBe('http://127.0.0.1:1984');
+    expect(resolveConnection({}, { LANGSMITH_ENDPOINT: '', LANGSMITH_API_KEY: '', LANGCHAIN_API_KEY: 'old' })).toMatchObject({ endpoint: 'http://127.0.0.1:1984', apiKey: 'old' });
     expect(() => resolveConnection({ endpoint: 'ftp://x' }, { LANGSMITH_API_KEY: 'k' })).toThrow('must be http(s)');
   });
 

@@ -23,10 +23,11 @@ export const DEFAULT_ENDPOINT = 'http://127.0.0.1:1984';
  * as the endpoint; the route table's paths carry their own prefix, so the root is kept.
  */
 export function resolveConnection(flags: ConnectionFlags, env: NodeJS.ProcessEnv): Connection {
-  const endpoint = root(flags.endpoint ?? env.LANGSMITH_ENDPOINT ?? env.LANGCHAIN_ENDPOINT ?? DEFAULT_ENDPOINT, 'endpoint');
-  const apiKey = flags['api-key'] ?? env.LANGSMITH_API_KEY ?? env.LANGCHAIN_API_KEY;
+  // An empty variable counts as unset (CI systems often define a missing secret as '').
+  const endpoint = root(flags.endpoint || env.LANGSMITH_ENDPOINT || env.LANGCHAIN_ENDPOINT || DEFAULT_ENDPOINT, 'endpoint');
+  const apiKey = flags['api-key'] || env.LANGSMITH_API_KEY || env.LANGCHAIN_API_KEY;
   if (!apiKey) throw new UsageError('no API key: set LANGSMITH_API_KEY (or LANGCHAIN_API_KEY) or pass --api-key');
-  const cp = flags['control-plane-url'] ?? env.TRACEHOUSE_CONTROL_PLANE_URL;
+  const cp = flags['control-plane-url'] || env.TRACEHOUSE_CONTROL_PLANE_URL;
   return { endpoint, apiKey, controlPlaneUrl: cp ? root(cp, 'control plane URL', /\/v2$/) : endpoint };
 }
 

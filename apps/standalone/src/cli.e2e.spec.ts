@@ -53,17 +53,14 @@ describe('the tracehouse CLI against the standalone service (compiled, as a chil
       child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
       const timer = setTimeout(() => child.kill('SIGKILL'), CLI_TIMEOUT_MS);
       child.on('error', reject);
-      const t0 = Date.now();
       child.on('close', (code) => {
         clearTimeout(timer);
-        if (process.env.CLI_E2E_TIMES) process.stderr.write(`cli ${args.slice(0, 3).join(' ')}: ${Date.now() - t0} ms\n`);
         resolve({ code, stdout, stderr });
       });
     });
   }
 
   beforeAll(async () => {
-    const t0 = Date.now();
     s3 = await startS3Server();
     s3.createBucket(BUCKET);
     // cloud: git_host deployments (from a local repository, which the operator must allow); the S3 server is on 127.0.0.1.
@@ -105,9 +102,7 @@ describe('the tracehouse CLI against the standalone service (compiled, as a chil
         });
       }
     }
-    const t1 = Date.now();
     for (let i = 0; i < runCreates.length; i += 500) await client.batchIngestRuns({ runCreates: runCreates.slice(i, i + 500) as never[] });
-    if (process.env.CLI_E2E_TIMES) process.stderr.write(`start ${t1 - t0} ms, runs ${Date.now() - t1} ms\n`);
   });
 
   afterAll(async () => {
