@@ -14,6 +14,8 @@ type Json = Record<string, any>;
 
 const BUCKET = 'th-cli-exports';
 const CLI_TIMEOUT_MS = 120_000;
+// s3proxy (a JVM) and the whole service start here: on a loaded 2-core machine that alone has taken over 100 s.
+const START_MS = 300_000;
 
 interface CliResult {
   code: number | null;
@@ -103,7 +105,7 @@ describe('the tracehouse CLI against the standalone service (compiled, as a chil
       }
     }
     for (let i = 0; i < runCreates.length; i += 500) await client.batchIngestRuns({ runCreates: runCreates.slice(i, i + 500) as never[] });
-  });
+  }, START_MS);
 
   afterAll(async () => {
     if (svc) {
