@@ -38,6 +38,8 @@ const depConstraints = [
   { sourceTag: 'scope:e2e', onlyDependOnLibsWithTags: ['*'] },
   // The browser app: the shared contracts' types, nothing that runs on a server.
   { sourceTag: 'scope:web', onlyDependOnLibsWithTags: ['type:contracts'] },
+  // The command line: a client of the HTTP API, so only the shared contracts (schemas and the route table).
+  { sourceTag: 'scope:cli', onlyDependOnLibsWithTags: ['type:contracts'] },
   ...['gateway', 'ingest', 'query', 'control-plane', 'export-worker', 'audit', 'agent-server'].map((scope) => ({
     sourceTag: `scope:${scope}`,
     onlyDependOnLibsWithTags: [`scope:${scope}`, 'scope:shared'],

@@ -22,6 +22,8 @@ export type DeploymentStatus = z.infer<typeof deploymentStatusSchema>;
 export const REVISION_STATUSES = ['QUEUED', 'BUILDING', 'DEPLOYING', 'DEPLOYED', 'BUILD_FAILED', 'DEPLOY_FAILED', 'SUPERSEDED', 'REPLACED'] as const;
 export const revisionStatusSchema = z.enum(REVISION_STATUSES);
 export type RevisionStatus = z.infer<typeof revisionStatusSchema>;
+/** The statuses a revision does not leave on its own (a rollout waiting for one stops there; DEPLOYED becomes REPLACED only when a newer one deploys). */
+export const TERMINAL_REVISION_STATUSES: readonly RevisionStatus[] = ['DEPLOYED', 'BUILD_FAILED', 'DEPLOY_FAILED', 'SUPERSEDED', 'REPLACED'];
 
 const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 
