@@ -341,7 +341,13 @@ async function main() {
   }
 }
 
-main().catch((err) => {
-  process.stderr.write(`[python-sdk] ${err instanceof Error ? err.message : String(err)}\n`);
-  process.exitCode = 1;
-});
+// --venv: only make sure of the venv and print its interpreter (for jest specs that drive the SDK themselves).
+if (process.argv[2] === '--venv') {
+  const python = ensureVenv();
+  process.stdout.write(`${JSON.stringify({ python, pythonPath: path.join(here, 'stand-ins') })}\n`);
+} else {
+  main().catch((err) => {
+    process.stderr.write(`[python-sdk] ${err instanceof Error ? err.message : String(err)}\n`);
+    process.exitCode = 1;
+  });
+}

@@ -1,10 +1,14 @@
+import { execFile } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
 import { Client, type Run } from 'langsmith';
 import { evaluate, evaluateComparative } from 'langsmith/evaluation';
 import { IdentityService } from '@th/gateway';
 import { startTestStandalone, type TestStandalone } from './testing/standalone-harness';
 
 type Json = Record<string, unknown>;
+const run = promisify(execFile);
 
 /** Comparative (pairwise) experiments and the OpenAI fine-tuning download (issue 32) through the published JS SDK. */
 describe('comparative experiments and openai_ft through the standalone service', () => {
@@ -74,7 +78,39 @@ describe('comparative experiments and openai_ft through the standalone service',
     for await (const f of client.listFeedback({ feedbackKeys: ['preference'] })) feedback.push(f as unknown as Json);
     const pairwise = feedback.filter((f) => f.comparative_experiment_id === cmp.id);
     expect(new Set(pairwise.map((f) => f.run_id)).size).toBe(4);
+    // feedback_stats: per key over the pairwise feedback (2 examples x 2 experiments, one preferred each).
+    const after = ((await (await api(`/datasets/${datasetId}/comparative`)).json()) as Json[]).find((c) => c.id === cmp.id);
+    expect(after?.feedback_stats).toEqual({ preference: { n: 4, count: 4, avg: 0.5, mean: 0.5, stdev: 0.5, values: {} } });
   });
+
+  it("the Python SDK's evaluate_comparative end to end: pairwise feedback and feedback_stats stored", async () => {
+    // The venv of scripts/python-sdk.js (made from the configured package index when missing); the script runs
+    // asynchronously because this process serves the calls it makes.
+    const root = join(__dirname, '..', '..', '..');
+    const made = await run(process.execPath, [join(root, 'scripts', 'python-sdk.js'), '--venv'], { cwd: root, timeout: 600_000, maxBuffer: 1 << 22 });
+    const venv = JSON.parse(made.stdout.trim().split('\n').pop() as string) as { python: string; pythonPath: string };
+    const script = await run(venv.python, [join(__dirname, 'testing', 'evaluate-comparative.py')], {
+      env: { ...process.env, PYTHONPATH: venv.pythonPath, LANGSMITH_ENDPOINT: svc.url, LANGSMITH_API_KEY: svc.apiKey, LANGSMITH_TRACING: 'false' },
+      timeout: 150_000,
+      maxBuffer: 1 << 20,
+    });
+    const out = JSON.parse(script.stdout.trim().split('\n').pop() as string) as { dataset_id: string; comparative_experiment_id: string; experiments: string[]; results: number };
+    expect(out.results).toBe(2);
+    const listed = (await (await api(`/datasets/${out.dataset_id}/comparative`)).json()) as Json[];
+    expect(listed).toHaveLength(1);
+    expect(listed[0]).toMatchObject({ id: out.comparative_experiment_id, extra: { metadata: { judge: 'reference' } } });
+    expect((listed[0].experiments_info as Json[]).map((e) => e.name)).toEqual(out.experiments);
+    // The right experiment's runs scored 1, the wrong one's 0.
+    expect(listed[0].feedback_stats).toEqual({ preference: { n: 4, count: 4, avg: 0.5, mean: 0.5, stdev: 0.5, values: {} } });
+    const feedback: Json[] = [];
+    for await (const f of client.listFeedback({ feedbackKeys: ['preference'] })) feedback.push(f as unknown as Json);
+    const pairwise = feedback.filter((f) => f.comparative_experiment_id === out.comparative_experiment_id);
+    expect(pairwise).toHaveLength(4);
+    const right = await client.readProject({ projectName: out.experiments[0] });
+    const scoreOf = new Map<string, number>();
+    for await (const r of client.listRuns({ projectId: right.id, isRoot: true })) scoreOf.set(r.id, 1);
+    expect(pairwise.filter((f) => scoreOf.has(f.run_id as string)).map((f) => f.score)).toEqual([1, 1]);
+  }, 200_000);
 
   it('POST /datasets/comparative: bad bodies 422, nothing written; other workspaces\' ids 404; experiments of another dataset 400; delete', async () => {
     const good = { name: 'cmp', experiment_ids: experiments.map((e) => e.id), reference_dataset_id: datasetId };

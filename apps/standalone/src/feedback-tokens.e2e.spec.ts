@@ -95,4 +95,39 @@ describe('presigned feedback tokens through the standalone service', () => {
     expect(rows.some((r) => r.token_hash.includes(list[0].id as string))).toBe(false);
     expect(rows.length).toBeGreaterThanOrEqual(2);
   });
+
+  it("the SDK lists a run's live tokens, newest first, without their values; paging, other workspaces and bad queries", async () => {
+    const listRun = randomUUID();
+    await client.createRun({ id: listRun, name: 'listed', run_type: 'chain', inputs: {}, project_name: `tokens-${randomUUID().slice(0, 8)}`, start_time: Date.now() });
+    for (let i = 0; i < 50 && (await call(`/api/v1/runs/${listRun}`, { key: svc.apiKey })).status !== 200; i++) await new Promise((r) => setTimeout(r, 100));
+    const issued = [];
+    for (const key of ['a', 'b', 'c']) issued.push(await client.createPresignedFeedbackToken(listRun, key));
+    await call('/feedback/tokens', { method: 'POST', key: svc.apiKey, json: { run_id: listRun, feedback_key: 'gone', expires_at: new Date(Date.now() + 500).toISOString() } });
+    await new Promise((r) => setTimeout(r, 700));
+
+    const listed: Json[] = [];
+    for await (const t of client.listPresignedFeedbackTokens(listRun)) listed.push(t as unknown as Json);
+    expect(listed).toHaveLength(3);
+    for (const t of listed) {
+      expect(t).toEqual({ id: expect.stringMatching(/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/), url: '', expires_at: expect.any(String) });
+      expect(issued.map((i) => i.id)).not.toContain(t.id);
+      // A listed id is not a token: it takes no feedback.
+      expect((await call(`/feedback/tokens/${t.id as string}`, { method: 'POST', json: { score: 1 } })).status).toBe(404);
+    }
+    expect(listed.map((t) => t.expires_at).sort()).toEqual(issued.map((i) => new Date(i.expires_at).toISOString()).sort());
+    // Stable across reads, and paged by limit/offset as the SDKs page.
+    const page = async (q: string) => (await (await call(`/feedback/tokens?run_id=${listRun}&${q}`, { key: svc.apiKey })).json()) as Json[];
+    expect([...(await page('limit=2')), ...(await page('limit=2&offset=2'))].map((t) => t.id)).toEqual(listed.map((t) => t.id));
+
+    const other = await svc.app.get(IdentityService).createOrganization({ name: `other-${randomUUID()}` });
+    const foreign = await call(`/feedback/tokens?run_id=${listRun}`, { key: other.api_key });
+    expect(foreign.status).toBe(200);
+    expect(await foreign.json()).toEqual([]);
+    expect((await call(`/feedback/tokens?run_id=${listRun}`)).status).toBe(401);
+    for (const q of ['', 'run_id=x', `run_id=${listRun}&limit=0`, `run_id=${listRun}&limit=101`, `run_id=${listRun}&offset=-1`, `run_id=${listRun}&token=1`]) {
+      const res = await call(`/feedback/tokens?${q}`, { key: svc.apiKey });
+      expect(res.status).toBe(422);
+      expect(((await res.json()) as { detail: Json[] }).detail[0]).toEqual({ loc: expect.any(Array), msg: expect.any(String), type: expect.any(String) });
+    }
+  });
 });

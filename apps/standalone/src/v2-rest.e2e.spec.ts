@@ -160,4 +160,29 @@ describe('v2 REST: runs, traces, threads, sharing', () => {
     const { share_token } = await client.runs.share.create(roots[1], { session_id: projectId, trace_id: roots[1] });
     expect((await client.public.runs.query(String(share_token), { selects: ['NAME'] })).items).toEqual([{ id: roots[1], name: 'root-1' }]);
   });
+
+  it('thread feedback: FEEDBACK_STATS of a thread and THREAD_FEEDBACK_STATS of a project through the generated client; ai_search refused', async () => {
+    const client = new Langsmith({ apiKey: svc.apiKey, baseURL: svc.url });
+    // Feedback on a child run of conv-a's first trace and on conv-b's root.
+    for (const [run_id, score] of [[child, 1], [roots[1], 0]] as const) expect((await svc.api('/feedback', { method: 'POST', json: { run_id, key: 'helpful', score } })).status).toBe(200);
+    let stats: Json = {};
+    for (let i = 0; i < 50; i++) {
+      stats = (await client.threads.stats('conv-a', { session_id: projectId, selects: ['TURNS', 'FEEDBACK_STATS'] })) as unknown as Json;
+      if (stats.feedback_stats && Object.keys(stats.feedback_stats).length > 0) break;
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    expect(stats).toEqual({ turns: 2, feedback_stats: { helpful: expect.objectContaining({ n: 1, avg: 1 }) } });
+    // A thread without feedback answers an empty map, as a run without feedback would.
+    expect(await client.threads.stats('conv-none', { session_id: projectId, selects: ['FEEDBACK_STATS'] })).toEqual({ feedback_stats: {} });
+    const all = (await client.threads.aggregateStats({ project_id: projectId, select: ['THREAD_COUNT', 'THREAD_FEEDBACK_STATS'] })) as unknown as Json;
+    expect(all).toEqual({ thread_count: 2, thread_feedback_stats: { helpful: expect.objectContaining({ n: 2, avg: 0.5 }) } });
+    // Another workspace sees none of it.
+    const foreign = await asOther(`/api/v2/threads/conv-a/stats?session_id=${projectId}&selects=FEEDBACK_STATS`);
+    expect(await foreign.json()).toEqual({ feedback_stats: {} });
+
+    await expect(client.runs.query({ project_ids: [projectId], ai_search: 'runs that failed' })).rejects.toMatchObject({ status: 422 });
+    const res = await svc.api('/api/v2/runs/query', { method: 'POST', json: { project_ids: [projectId], ai_search: 'runs that failed' } });
+    expect(res.status).toBe(422);
+    expect(((await res.json()) as { detail: Json[] }).detail[0]).toEqual({ loc: ['body', 'ai_search'], msg: expect.stringMatching(/not supported/), type: expect.any(String) });
+  });
 });

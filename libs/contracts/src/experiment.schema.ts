@@ -184,7 +184,7 @@ export const comparativeExperimentSchema = z.object({
   reference_dataset_id: uuid,
   extra: jsonObject.nullable(),
   experiments_info: z.array(z.object({ id: uuid, name: z.string() })),
-  /** Pairwise feedback is read with GET /feedback (comparative_experiment_id on each); no aggregate here. */
+  /** Per key, over the pairwise feedback (comparative_experiment_id): count, mean score, value counts; null without any. */
   feedback_stats: jsonObject.nullable(),
 });
 export type ComparativeExperiment = z.infer<typeof comparativeExperimentSchema>;

@@ -308,6 +308,16 @@ export type FeedbackToken = z.infer<typeof feedbackTokenSchema>;
 
 export const feedbackTokenParamSchema = z.object({ token: uuid });
 
+/** GET /feedback/tokens?run_id=: a run's live tokens, paged as the SDKs page (limit/offset). */
+export const feedbackTokenListQuerySchema = z
+  .object({
+    run_id: uuid,
+    limit: z.coerce.number().int().min(1).max(100).default(100),
+    offset: z.coerce.number().int().min(0).default(0),
+  })
+  .strict();
+export type FeedbackTokenListQuery = z.infer<typeof feedbackTokenListQuerySchema>;
+
 /** POST /feedback/tokens/{token}: the feedback's content, as the SDK's create_feedback_from_token sends it. */
 export const feedbackFromTokenSchema = z
   .object({

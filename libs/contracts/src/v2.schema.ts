@@ -122,6 +122,11 @@ export const v2RunQuerySchema = z
     page_size: pageSize(1000).default(100),
     cursor: cursor.optional(),
     include_subtree_usage: z.boolean().optional(),
+    /** Natural-language search needs a language model, which this service does not run: refused, not ignored. */
+    ai_search: z.string().max(10000).optional(),
+  })
+  .superRefine((q, ctx) => {
+    if (q.ai_search !== undefined) ctx.addIssue({ code: 'custom', path: ['ai_search'], message: 'ai_search is not supported: it needs a language model, which this service does not run; use filter' });
   })
   .refine((q) => (q.project_ids === undefined) !== (q.reference_dataset_id === undefined), {
     message: 'Set exactly one of project_ids and reference_dataset_id',

@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { feedbackFromEvent, type Feedback, type FeedbackListQuery, type Identity } from '@th/contracts';
+import { feedbackFromEvent, rollupFeedbackStats, type Feedback, type FeedbackListQuery, type FeedbackStats, type FeedbackStatsGroup, type Identity } from '@th/contracts';
 import { notFound } from '@th/platform';
 import { FeedbackRepository } from './feedback.repository';
 
@@ -16,5 +16,19 @@ export class FeedbackQueryService {
 
   async list(identity: Identity, q: FeedbackListQuery): Promise<Feedback[]> {
     return (await this.repo.list(identity, q)).map(feedbackFromEvent);
+  }
+
+  /** feedback_stats of each comparative experiment that has pairwise feedback (absent: none yet). */
+  async comparativeStats(identity: Identity, ids: string[]): Promise<Map<string, FeedbackStats>> {
+    const byExperiment = new Map<string, FeedbackStatsGroup[]>();
+    for (const g of await this.repo.statsGroupsByComparativeExperiment(identity, ids)) {
+      byExperiment.set(g.experiment, [...(byExperiment.get(g.experiment) ?? []), g]);
+    }
+    const out = new Map<string, FeedbackStats>();
+    for (const [id, groups] of byExperiment) {
+      const stats = rollupFeedbackStats(groups);
+      if (stats) out.set(id, stats);
+    }
+    return out;
   }
 }

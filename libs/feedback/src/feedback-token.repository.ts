@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { ClickHouse } from '@th/clickhouse';
-import { feedbackConfigSchema, type FeedbackConfig } from '@th/contracts';
+import { feedbackConfigSchema, type FeedbackConfig, type TenantScope } from '@th/contracts';
 
 export interface StoredFeedbackToken {
   tenant_id: string;
@@ -19,6 +19,7 @@ interface Row {
 }
 
 const chTime = (d: Date): string => d.toISOString().replace('T', ' ').replace('Z', '');
+const fromChTime = (s: string): Date => new Date(s.endsWith('Z') ? s : `${s.replace(' ', 'T')}Z`);
 
 /** The only code that speaks SQL to feedback_tokens: tokens are found by their hash, never by their value. */
 @Injectable()
@@ -41,6 +42,17 @@ export class FeedbackTokenRepository {
     await this.ch.insertJsonEachRow('feedback_tokens', Buffer.from(rows.join('\n')));
   }
 
+  /** A run's unexpired tokens, newest first: their hashes and expiry only. */
+  async listLiveForRun(scope: TenantScope, runId: string, page: { limit: number; offset: number }): Promise<{ token_hash: string; expires_at: Date }[]> {
+    const rows = await this.ch.query<{ token_hash: string; expires_at: string }>(
+      `SELECT token_hash, expires_at FROM feedback_tokens FINAL
+       WHERE tenant_id = {tenant:UUID} AND run_id = {run:UUID} AND expires_at > now64(6)
+       ORDER BY created_at DESC, token_hash LIMIT {limit:UInt32} OFFSET {offset:UInt32}`,
+      { tenant: scope.tenant_id, run: runId, limit: page.limit, offset: page.offset },
+    );
+    return rows.map((r) => ({ token_hash: r.token_hash, expires_at: fromChTime(r.expires_at) }));
+  }
+
   async findByHash(tokenHash: string): Promise<StoredFeedbackToken | null> {
     const rows = await this.ch.query<Row>(
       `SELECT toString(tenant_id) AS tenant_id, toString(run_id) AS run_id, feedback_key, feedback_config, expires_at
@@ -54,7 +66,7 @@ export class FeedbackTokenRepository {
       run_id: r.run_id,
       feedback_key: r.feedback_key,
       feedback_config: r.feedback_config === null ? null : feedbackConfigSchema.parse(JSON.parse(r.feedback_config)),
-      expires_at: new Date(r.expires_at.endsWith('Z') ? r.expires_at : `${r.expires_at.replace(' ', 'T')}Z`),
+      expires_at: fromChTime(r.expires_at),
     };
   }
 }

@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { createHash, randomUUID } from 'node:crypto';
-import { feedbackCreateSchema, type Feedback, type FeedbackFromToken, type FeedbackToken, type FeedbackTokenCreate, type Identity, feedbackFromEvent } from '@th/contracts';
+import { feedbackCreateSchema, type Feedback, type FeedbackFromToken, type FeedbackToken, type FeedbackTokenCreate, type FeedbackTokenListQuery, type Identity, feedbackFromEvent } from '@th/contracts';
 import { gone, notFound, parseOrThrow } from '@th/platform';
 import { FeedbackConfigService } from './feedback-config.service';
 import { FeedbackRepository } from './feedback.repository';
@@ -9,6 +9,7 @@ import { FeedbackTokenRepository } from './feedback-token.repository';
 
 const DEFAULT_LIFETIME_MS = 3 * 3_600_000;
 const hashOf = (token: string): string => createHash('sha256').update(token.toLowerCase()).digest('hex');
+const uuidOfHash = (h: string): string => `${h.slice(0, 8)}-${h.slice(8, 12)}-${h.slice(12, 16)}-${h.slice(16, 20)}-${h.slice(20, 32)}`;
 
 /**
  * Presigned feedback: a key holder issues a token for (run, feedback key); whoever holds the token adds
@@ -47,6 +48,15 @@ export class FeedbackTokenService {
       })),
     );
     return issued.map(({ token, expires_at }) => ({ id: token, url: `${tokenBaseUrl}/${token}`, expires_at: expires_at.toISOString() }));
+  }
+
+  /**
+   * A run's live tokens in the published shape. Only hashes are stored, so a listed token cannot be used:
+   * its id is the first 128 bits of the hash (stable, not the token) and its url is empty.
+   */
+  async list(identity: Identity, q: FeedbackTokenListQuery): Promise<FeedbackToken[]> {
+    const rows = await this.tokens.listLiveForRun(identity, q.run_id, q);
+    return rows.map((r) => ({ id: uuidOfHash(r.token_hash), url: '', expires_at: r.expires_at.toISOString() }));
   }
 
   /** Adds the token's feedback: unknown tokens 404, expired ones 410; the content is checked like POST /feedback's. */

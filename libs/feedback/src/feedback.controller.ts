@@ -9,6 +9,7 @@ import {
   feedbackFromTokenQuerySchema,
   feedbackFromTokenSchema,
   feedbackIdParamSchema,
+  feedbackTokenListQuerySchema,
   feedbackTokenParamSchema,
   feedbackTokensCreateSchema,
   feedbackListQuerySchema,
@@ -113,6 +114,11 @@ export class FeedbackTokensController {
     const base = `${requestBaseUrl(req)}${req.originalUrl.split('?')[0].replace(/\/+$/, '')}`;
     const issued = await this.tokens.create(identity, Array.isArray(parsed) ? parsed : [parsed], base);
     return Array.isArray(parsed) ? issued : issued[0];
+  }
+
+  @Get()
+  list(@CurrentIdentity() identity: Identity, @Query() query: unknown): Promise<FeedbackToken[]> {
+    return this.tokens.list(identity, parseOrThrow(feedbackTokenListQuerySchema, query, ['query']));
   }
 
   @Public()

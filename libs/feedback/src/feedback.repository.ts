@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { byIdCondition, ClickHouse, RUNS_BY_ID, type QueryParams } from '@th/clickhouse';
-import type { FeedbackEvent, FeedbackListQuery, TenantScope } from '@th/contracts';
+import type { FeedbackEvent, FeedbackListQuery, FeedbackStatsGroup, TenantScope } from '@th/contracts';
 import { FEEDBACK_COLUMNS, eventFromRow, feedbackRowJson, type StoredFeedbackRow } from './feedback-row';
 
 /** The only code that speaks SQL to the feedback table; every query is bound to a tenant and reads merged rows (FINAL). */
@@ -69,6 +69,19 @@ export class FeedbackRepository {
       params,
     );
     return rows.map(eventFromRow);
+  }
+
+  /** Per comparative experiment: its pairwise feedback grouped by key and value (rolled up by the caller). */
+  async statsGroupsByComparativeExperiment(scope: TenantScope, ids: string[]): Promise<(FeedbackStatsGroup & { experiment: string })[]> {
+    if (ids.length === 0) return [];
+    return this.ch.query<FeedbackStatsGroup & { experiment: string }>(
+      `SELECT toString(comparative_experiment_id) AS experiment, key, value, count() AS n, countIf(score IS NOT NULL) AS scored,
+              sumOrNull(score) AS sum, sumOrNull(score * score) AS sum_sq
+       FROM feedback FINAL
+       WHERE tenant_id = {tenant:UUID} AND comparative_experiment_id IN {ids:Array(UUID)} AND is_deleted = 0
+       GROUP BY comparative_experiment_id, key, value`,
+      { tenant: scope.tenant_id, ids: [...new Set(ids)] },
+    );
   }
 
   /** Inserts whole feedback versions; the engine keeps the newest per id. */

@@ -1,9 +1,9 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { randomUUID } from 'node:crypto';
-import type { ComparativeExperiment, ComparativeExperimentCreate, ComparativeExperimentListQuery, Identity } from '@th/contracts';
+import type { ComparativeExperiment, ComparativeExperimentCreate, ComparativeExperimentListQuery, FeedbackStats, Identity } from '@th/contracts';
 import { badRequest, conflict, notFound } from '@th/platform';
 import { DatasetsService } from '../datasets.service';
-import { EXPERIMENT_PROJECTS, type ExperimentProjectsPort } from './experiment-ports';
+import { EXPERIMENT_FEEDBACK, EXPERIMENT_PROJECTS, type ExperimentFeedbackPort, type ExperimentProjectsPort } from './experiment-ports';
 import { ComparativeExperimentsRepository, type ComparativeExperimentRow } from './comparative-experiments.repository';
 
 /** Comparative (pairwise) experiments: two or more experiments of one dataset, scored against each other by feedback. */
@@ -13,6 +13,7 @@ export class ComparativeExperimentsService {
     private readonly repo: ComparativeExperimentsRepository,
     private readonly datasets: DatasetsService,
     @Inject(EXPERIMENT_PROJECTS) private readonly projects: ExperimentProjectsPort,
+    @Inject(EXPERIMENT_FEEDBACK) private readonly feedback: ExperimentFeedbackPort,
   ) {}
 
   async create(identity: Identity, body: ComparativeExperimentCreate): Promise<ComparativeExperiment> {
@@ -36,7 +37,7 @@ export class ComparativeExperimentsService {
       modified_at: body.modified_at ? new Date(body.modified_at) : created,
     };
     if (!(await this.repo.insert(row))) throw conflict(`Comparative experiment ${row.id} already exists`);
-    return present(row, new Map(experiments.map((e) => [e.id, e.name])));
+    return present(row, new Map(experiments.map((e) => [e.id, e.name])), null);
   }
 
   async listForDataset(identity: Identity, datasetId: string, q: ComparativeExperimentListQuery): Promise<ComparativeExperiment[]> {
@@ -44,7 +45,8 @@ export class ComparativeExperimentsService {
     const rows = await this.repo.listByDataset(identity.tenant_id, datasetId, q);
     const ids = [...new Set(rows.flatMap((r) => r.experiment_ids))];
     const names = new Map((ids.length ? await this.projects.experiments(identity, ids) : []).map((e) => [e.id, e.name]));
-    return rows.map((r) => present(r, names));
+    const stats = rows.length ? await this.feedback.comparativeStats(identity, rows.map((r) => r.id)) : new Map<string, FeedbackStats>();
+    return rows.map((r) => present(r, names, stats.get(r.id) ?? null));
   }
 
   async delete(identity: Identity, id: string): Promise<void> {
@@ -52,8 +54,8 @@ export class ComparativeExperimentsService {
   }
 }
 
-/** experiments_info lists the experiments that still exist, in the order they were given. */
-function present(r: ComparativeExperimentRow, names: Map<string, string>): ComparativeExperiment {
+/** experiments_info lists the experiments that still exist, in the order they were given; feedback_stats is null without pairwise feedback. */
+function present(r: ComparativeExperimentRow, names: Map<string, string>, feedbackStats: FeedbackStats | null): ComparativeExperiment {
   return {
     id: r.id,
     name: r.name,
@@ -64,6 +66,6 @@ function present(r: ComparativeExperimentRow, names: Map<string, string>): Compa
     reference_dataset_id: r.reference_dataset_id,
     extra: r.extra,
     experiments_info: r.experiment_ids.flatMap((id) => (names.has(id) ? [{ id, name: names.get(id) as string }] : [])),
-    feedback_stats: null,
+    feedback_stats: feedbackStats,
   };
 }

@@ -3,6 +3,7 @@ import type {
   Experiment,
   Feedback,
   FeedbackListQuery,
+  FeedbackStats,
   Identity,
   Project,
   ProjectCreate,
@@ -29,6 +30,7 @@ export interface ExperimentRunsPort {
 
 export interface ExperimentFeedbackPort {
   list(identity: Identity, q: FeedbackListQuery): Promise<Feedback[]>;
+  comparativeStats(identity: Identity, comparativeExperimentIds: string[]): Promise<Map<string, FeedbackStats>>;
 }
 
 export const EXPERIMENT_PROJECTS = Symbol('EXPERIMENT_PROJECTS');

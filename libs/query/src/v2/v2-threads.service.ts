@@ -1,5 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import {
+  THREAD_ID_SQL,
   runQuerySchema,
   toV2Run,
   v2Preview,
@@ -10,6 +11,7 @@ import {
   type V2ThreadTracesQuery,
 } from '@th/contracts';
 import { decodePageCursor, encodePageCursor } from '@th/platform';
+import { FeedbackStatsRepository } from '../runs/feedback-stats.repository';
 import { RunsService } from '../runs/runs.service';
 import { ThreadsRepository, type ThreadRow } from './threads.repository';
 import { V2_DEFAULT_WINDOW_MS, type V2Page } from './v2-runs.service';
@@ -32,6 +34,7 @@ export class V2ThreadsService {
   constructor(
     private readonly runs: RunsService,
     private readonly repo: ThreadsRepository,
+    private readonly feedbackStats: FeedbackStatsRepository,
   ) {}
 
   async query(identity: Identity, q: V2ThreadQuery): Promise<V2Page<Record<string, unknown>>> {
@@ -83,7 +86,8 @@ export class V2ThreadsService {
 
   /** Aggregates of one thread; a thread without traces (or of another workspace) answers zero turns. */
   async stats(identity: Identity, threadId: string, q: { session_id: string; selects: string[]; filter?: string }): Promise<Record<string, unknown>> {
-    const s = await this.repo.threadStats(this.runs.matchWhere(identity, { session: [q.session_id], is_root: true, filter: q.filter }), threadId);
+    const w = this.runs.matchWhere(identity, { session: [q.session_id], is_root: true, filter: q.filter });
+    const s = await this.repo.threadStats(w, threadId);
     const latency = (s.latency as (number | null)[] | undefined) ?? [];
     const turns = Number(s.turns ?? 0);
     const all: Record<string, unknown> = {
@@ -99,6 +103,7 @@ export class V2ThreadsService {
       PROMPT_COST: finite(s.prompt_cost),
       COMPLETION_COST: finite(s.completion_cost),
       TOTAL_COST: finite(s.total_cost),
+      FEEDBACK_STATS: q.selects.includes('FEEDBACK_STATS') ? ((await this.feedbackOfThreads(w, threadId)) ?? {}) : undefined,
     };
     const keys: Record<string, string> = { LATENCY_P50: 'latency_p50_seconds', LATENCY_P99: 'latency_p99_seconds' };
     const out: Record<string, unknown> = {};
@@ -121,7 +126,8 @@ export class V2ThreadsService {
 
   /** Aggregates over the threads of a project (POST /api/v2/threads/stats). */
   async aggregate(identity: Identity, q: V2ThreadsAggregateStats): Promise<Record<string, unknown>> {
-    const s = await this.repo.threadsAggregate(this.rootsWhere(identity, q));
+    const w = this.rootsWhere(identity, q);
+    const s = await this.repo.threadsAggregate(w);
     const traces = Number(s.trace_count ?? 0);
     const latency = (s.latency as (number | null)[] | undefined) ?? [];
     const firstToken = (s.first_token as (number | null)[] | undefined) ?? [];
@@ -141,6 +147,7 @@ export class V2ThreadsService {
       FIRST_TOKEN_P50: ['first_token_p50_seconds', Number(s.streaming_count ?? 0) > 0 ? finite(firstToken[0]) : undefined],
       FIRST_TOKEN_P99: ['first_token_p99_seconds', Number(s.streaming_count ?? 0) > 0 ? finite(firstToken[1]) : undefined],
       MEDIAN_TOKENS: ['median_tokens', finite(s.median_tokens)],
+      THREAD_FEEDBACK_STATS: ['thread_feedback_stats', q.select.includes('THREAD_FEEDBACK_STATS') ? ((await this.feedbackOfThreads(w)) ?? {}) : undefined],
     };
     const out: Record<string, unknown> = {};
     for (const sel of q.select) {
@@ -148,6 +155,15 @@ export class V2ThreadsService {
       if (hit && hit[1] !== undefined) out[hit[0]] = hit[1];
     }
     return out;
+  }
+
+  /** feedback_stats over every run of the matched threads' traces (one thread when `threadId` is given). */
+  private feedbackOfThreads(w: { where: string; params: Record<string, unknown> }, threadId?: string) {
+    const thread = threadId === undefined ? `${THREAD_ID_SQL} IS NOT NULL` : `${THREAD_ID_SQL} = {fb_thread:String}`;
+    return this.feedbackStats.forRunsWhere(`tenant_id = {tenant:UUID} AND trace_id IN (SELECT trace_id FROM runs FINAL WHERE ${w.where} AND ${thread})`, {
+      ...w.params,
+      ...(threadId === undefined ? {} : { fb_thread: threadId }),
+    });
   }
 
   private presentThread(r: ThreadRow): Record<string, unknown> {
