@@ -59,6 +59,8 @@ if (unchanged) {
   // The stamp of the sources as they were checked: a file saved meanwhile makes the next run check again.
   fs.writeFileSync(stampFile, stamp);
 }
+// The Python SDK's venv (from the configured package index) before jest: a jest suite drives the SDK through it too.
+if (!focused || python) run('node scripts/python-sdk.js --venv');
 if (!focused || jestArgs.length > 0) run(`npx jest --ci ${jestArgs.join(' ')}`.trim());
 // The published Python SDK's own integration suites against the built standalone service (scripts/python-sdk.js).
 if (!focused || python) run('node scripts/python-sdk.js');
