@@ -1,11 +1,13 @@
 /**
  * Web app benchmark in headless Chromium (Debian's /usr/bin/chromium, playwright-core) against the
- * compiled standalone service: the initial JavaScript (gzip, as served), and a trace of N runs (default
+ * compiled standalone service: the initial JavaScript (gzip, as served); a trace of N runs (default
  * 10,000: a root, 100 chains, 99 LLM runs under each) from navigation to its first rows painted and to
  * the whole tree loaded and painted (rows are virtualized: only those in view are in the DOM), median of
- * --repeat loads; and the tree's API reads alone.
+ * --repeat loads, and the tree's API read alone; a run with an output of --big-mb MB (default 20) opened,
+ * with the longest main-thread task (PerformanceObserver 'longtask') from navigation until its output
+ * is shown and until its largest array is opened.
  *
- *   npm run build && npm run build:web && node scripts/run.js bench/web/main.js [--runs 10000] [--repeat 5]
+ *   npm run build && npm run build:web && node scripts/run.js bench/web/main.js [--runs 10000] [--repeat 5] [--big-mb 20]
  */
 import { randomBytes, randomUUID } from 'node:crypto';
 import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
@@ -94,16 +96,30 @@ async function main(): Promise<void> {
       await new Promise((r) => setTimeout(r, 500));
     }
 
-    // The tree's reads alone (the app's query: the tree's fields, 1,000 runs a page), for comparison.
+    // The tree's reads alone (the app's query: the tree's light fields, up to 10,000 runs a page), for comparison.
     const apiStart = performance.now();
     let cursor: string | null = null;
     let pages = 0;
     do {
-      const res = (await (await api('/runs/query', { trace: rootId, session: [projectId], limit: 1000, cursor, select: ['id', 'name', 'run_type', 'status', 'dotted_order', 'latency', 'total_tokens', 'prompt_tokens', 'completion_tokens', 'total_cost', 'parent_run_id', 'end_time'], order: 'asc' })).json()) as { cursors: { next: string | null } };
+      const res = (await (await api('/runs/query', { trace: rootId, session: [projectId], limit: 10_000, cursor, select: ['id', 'name', 'run_type', 'status', 'dotted_order', 'latency', 'total_tokens', 'prompt_tokens', 'completion_tokens', 'total_cost', 'parent_run_id', 'start_time', 'end_time'], order: 'asc' })).json()) as { cursors: { next: string | null } };
       cursor = res.cursors.next;
       pages++;
     } while (cursor && pages < 50);
     const apiMs = performance.now() - apiStart;
+
+    // A run whose output is --big-mb MB of JSON: an array of objects with a text field each.
+    const bigMb = arg('big-mb', 20);
+    const bigId = randomUUID();
+    const bigStart = new Date(t0 + 120_000);
+    const rowText = 'x'.repeat(180);
+    const bigRows = Array.from({ length: Math.round((bigMb * 1024 * 1024) / 210) }, (_, i) => ({ i, text: rowText }));
+    await api('/runs', { id: bigId, trace_id: bigId, dotted_order: part(bigStart, bigId), name: 'big-output', run_type: 'tool', start_time: bigStart.toISOString(), end_time: new Date(bigStart.getTime() + 1000).toISOString(), inputs: { n: bigRows.length }, outputs: { rows: bigRows }, session_name: project });
+    const bigChars = JSON.stringify({ rows: bigRows }).length;
+    for (let i = 0; i < 120; i++) {
+      const stats = (await (await api('/runs/stats', { trace: bigId, session: [projectId] })).json()) as { run_count: number };
+      if (stats.run_count >= 1) break;
+      await new Promise((r) => setTimeout(r, 500));
+    }
 
     const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
     const signIn = await context.request.post(`${svc.url}/api/v1/auth/session`, { headers: { 'x-requested-with': 'bench' }, data: { api_key: apiKey } });
@@ -124,8 +140,46 @@ async function main(): Promise<void> {
       await page.getByTestId('tree-count').getByText(count, { exact: true }).waitFor({ timeout: 60_000 });
       paints.push(await painted());
     }
+
+    // The large output: every main-thread task over 50 ms is recorded from the page's start (the observer is
+    // installed over the DevTools protocol, before the app's scripts run).
+    await context.addInitScript(
+      "window.__longtasks = []; new PerformanceObserver((l) => { for (const e of l.getEntries()) window.__longtasks.push(e.duration); }).observe({ type: 'longtask', buffered: true });",
+    );
+    const bigShown: number[] = [];
+    const bigLongest: number[] = [];
+    const bigOpenedLongest: number[] = [];
+    const longest = async () => Number(await page.evaluate('Math.max(0, ...window.__longtasks)'));
+    for (let i = 0; i < repeat; i++) {
+      await page.goto('about:blank');
+      await page.goto(`${svc.url}/o/${workspace}/projects/p/${projectId}/r/${bigId}`);
+      const rows = page.getByRole('group', { name: 'Outputs (JSON)' }).getByRole('button', { name: /^▸ rows / });
+      await rows.waitFor({ timeout: 60_000 });
+      bigShown.push(await painted());
+      await new Promise((r) => setTimeout(r, 300));
+      bigLongest.push(await longest());
+      await rows.click();
+      await page.getByRole('group', { name: 'Outputs (JSON)' }).locator('[data-path="rows.0"]').waitFor({ timeout: 60_000 });
+      await painted();
+      bigOpenedLongest.push(await longest());
+    }
     process.stdout.write(
-      JSON.stringify({ initial_js_gzip_bytes: jsGzip, trace_runs: runs.length, trace_api_pages: pages, trace_api_ms: round(apiMs, 0), trace_first_rows_painted_ms: { median: round(median(firstPaints), 0), all: firstPaints.map((p) => round(p, 0)) }, trace_whole_tree_painted_ms: { median: round(median(paints), 0), all: paints.map((p) => round(p, 0)) } }, null, 2) + '\n',
+      JSON.stringify(
+        {
+          initial_js_gzip_bytes: jsGzip,
+          trace_runs: runs.length,
+          trace_api_pages: pages,
+          trace_api_ms: round(apiMs, 0),
+          trace_first_rows_painted_ms: { median: round(median(firstPaints), 0), all: firstPaints.map((p) => round(p, 0)) },
+          trace_whole_tree_painted_ms: { median: round(median(paints), 0), all: paints.map((p) => round(p, 0)) },
+          big_output_chars: bigChars,
+          big_output_shown_ms: { median: round(median(bigShown), 0), all: bigShown.map((p) => round(p, 0)) },
+          big_output_longest_task_ms: { max: round(Math.max(...bigLongest), 0), all: bigLongest.map((p) => round(p, 0)) },
+          big_output_opened_longest_task_ms: { max: round(Math.max(...bigOpenedLongest), 0), all: bigOpenedLongest.map((p) => round(p, 0)) },
+        },
+        null,
+        2,
+      ) + '\n',
     );
   } finally {
     await browser.close();

@@ -199,6 +199,45 @@ describe('query: runs, stats and projects through HTTP', () => {
     expect(locs).toEqual(expect.arrayContaining(['body.limit', 'body.session.0', 'body.select.0']));
   });
 
+  it("reads a trace's tree in one page of up to 10,000 runs when the select names light fields only", async () => {
+    const created = await svc.api('/api/v1/sessions', { method: 'POST', json: { name: `q-tree-${randomUUID().slice(0, 8)}` } });
+    const treeProject = ((await created.json()) as Json).id as string;
+    const root = randomUUID();
+    const t0 = Date.parse('2026-11-21T08:00:00.000001Z');
+    const at = (ms: number) => new Date(t0 + ms).toISOString().replace('Z', '001Z');
+    const post: Json[] = [{ id: root, name: 'big-root', run_type: 'chain', start_time: at(0), trace_id: root, dotted_order: seg(at(0), root), session_id: treeProject, inputs: { q: 1 } }];
+    for (let i = 1; i < 1_200; i++) {
+      const id = randomUUID();
+      post.push({ id, name: `child-${i}`, run_type: 'tool', start_time: at(i), end_time: at(i + 1), trace_id: root, parent_run_id: root, dotted_order: `${seg(at(0), root)}.${seg(at(i), id)}`, session_id: treeProject, inputs: { i }, outputs: { i } });
+    }
+    for (let i = 0; i < post.length; i += 200) expect((await svc.api('/runs/batch', { method: 'POST', json: { post: post.slice(i, i + 200) } })).status).toBe(202);
+    for (let i = 0; i < 60; i++) {
+      const stats = (await (await svc.api('/api/v1/runs/stats', { method: 'POST', json: { trace: root, session: [treeProject] } })).json()) as { run_count: number };
+      if (stats.run_count >= post.length) break;
+      await new Promise((r) => setTimeout(r, 250));
+    }
+    const light = ['id', 'name', 'status', 'dotted_order', 'parent_run_id', 'latency', 'total_tokens', 'end_time'];
+    const tree = await query({ trace: root, session: [treeProject], select: light, limit: 10_000, order: 'asc' });
+    expect(tree.runs).toHaveLength(1_200);
+    expect(tree.cursors.next).toBeNull();
+    expect(tree.runs[0]).not.toHaveProperty('inputs');
+    expect(new Set(tree.runs.map((r) => r.id)).size).toBe(1_200);
+    // A smaller limit still pages with a cursor.
+    expect((await query({ trace: root, session: [treeProject], select: light, limit: 1_100, order: 'asc' })).cursors.next).not.toBeNull();
+    // Past 1,000: only for one trace, only with light fields selected; beyond 10,000 never.
+    for (const body of [
+      { trace: root, select: [...light, 'inputs'], limit: 1_001 },
+      { trace: root, select: ['id', 'error'], limit: 2_000 },
+      { trace: root, limit: 2_000 },
+      { session: [treeProject], select: light, limit: 2_000 },
+      { trace: root, select: light, limit: 10_001 },
+    ]) {
+      const res = await svc.api('/api/v1/runs/query', { method: 'POST', json: body });
+      expect(res.status).toBe(422);
+      expect(((await res.json()) as { detail: { loc: unknown[] }[] }).detail.map((d) => d.loc.join('.'))).toEqual(['body.limit']);
+    }
+  });
+
   it('computes stats: counts, latency percentiles, error rate, tokens, costs, first token', async () => {
     const res = await svc.api('/runs/stats', { method: 'POST', json: { session: [projectId], run_type: 'llm' } });
     expect(res.status).toBe(200);
@@ -312,4 +351,5 @@ describe('query: runs, stats and projects through HTTP', () => {
     expect(served).toEqual(committed);
     expect(buildOpenApiDocument(DEFAULT_SERVICE_VERSION)).toEqual(committed);
   });
+
 });

@@ -31,7 +31,8 @@ export async function api<T>(path: string, opts: ApiOptions = {}): Promise<T> {
   const headers: Record<string, string> = { accept: 'application/json', [CSRF_HEADER]: CSRF_VALUE };
   if (opts.tenant) headers['x-tenant-id'] = opts.tenant;
   if (opts.json !== undefined) headers['content-type'] = 'application/json';
-  const res = await fetch(`/api/v1${path}`, {
+  // Paths of the API's other versions (/api/v2/...) are given whole.
+  const res = await fetch(path.startsWith('/api/') ? path : `/api/v1${path}`, {
     method: opts.method ?? (opts.json !== undefined ? 'POST' : 'GET'),
     headers,
     body: opts.json !== undefined ? JSON.stringify(opts.json) : undefined,

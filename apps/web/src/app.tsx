@@ -7,6 +7,8 @@ import { ProjectsView } from './views/projects';
 import { RunsView } from './views/runs';
 import { TraceView } from './views/trace';
 import { DatasetView } from './views/dataset';
+import { ThreadView, ThreadsView } from './views/threads';
+import { ThemeToggle } from './theme';
 
 export function useSession() {
   return useQuery<SessionInfo | null>({
@@ -44,6 +46,8 @@ export function App() {
         {route.view === 'runs' && <RunsView tenant={route.tenant} project={route.project} />}
         {route.view === 'trace' && <TraceView tenant={route.tenant} project={route.project} runId={route.run} poll={location.searchParams.get('poll') === 'true'} />}
         {route.view === 'dataset' && <DatasetView tenant={route.tenant} dataset={route.dataset} />}
+        {route.view === 'threads' && <ThreadsView tenant={route.tenant} project={route.project} />}
+        {route.view === 'thread' && <ThreadView tenant={route.tenant} project={route.project} thread={route.thread} />}
         {route.view === 'not-found' && (
           <section>
             <h1>Not found</h1>
@@ -71,6 +75,7 @@ function Header({ tenant, session }: { tenant: string; session: SessionInfo }) {
         <Link to={paths.projects(tenant)}>Projects</Link>
       </nav>
       <div className="who">
+        <ThemeToggle />
         <WorkspaceSwitcher tenant={tenant} />
         <button type="button" onClick={() => void signOut()}>Sign out</button>
       </div>

@@ -53,6 +53,8 @@ export type Route =
   | { view: 'runs'; tenant: string; project: string }
   | { view: 'trace'; tenant: string; project: string; run: string }
   | { view: 'dataset'; tenant: string; dataset: string }
+  | { view: 'threads'; tenant: string; project: string }
+  | { view: 'thread'; tenant: string; project: string; thread: string }
   | { view: 'not-found' };
 
 const seg = '([^/]+)';
@@ -63,6 +65,8 @@ const ROUTES: [RegExp, (m: string[]) => Route][] = [
   [new RegExp(`^/o/${seg}/projects/p/${seg}/?$`), (m) => ({ view: 'runs', tenant: m[1], project: m[2] })],
   [new RegExp(`^/o/${seg}/projects/p/${seg}/r/${seg}/?$`), (m) => ({ view: 'trace', tenant: m[1], project: m[2], run: m[3] })],
   [new RegExp(`^/o/${seg}/datasets/${seg}(?:/.*)?$`), (m) => ({ view: 'dataset', tenant: m[1], dataset: m[2] })],
+  [new RegExp(`^/o/${seg}/projects/p/${seg}/threads/?$`), (m) => ({ view: 'threads', tenant: m[1], project: m[2] })],
+  [new RegExp(`^/o/${seg}/projects/p/${seg}/t/${seg}/?$`), (m) => ({ view: 'thread', tenant: m[1], project: m[2], thread: m[3] })],
 ];
 
 export function matchRoute(pathname: string): Route {
@@ -77,4 +81,6 @@ export const paths = {
   projects: (tenant: string) => `/o/${tenant}/projects`,
   runs: (tenant: string, project: string) => `/o/${tenant}/projects/p/${project}`,
   trace: (tenant: string, project: string, run: string) => `/o/${tenant}/projects/p/${project}/r/${run}`,
+  threads: (tenant: string, project: string) => `/o/${tenant}/projects/p/${project}/threads`,
+  thread: (tenant: string, project: string, thread: string) => `/o/${tenant}/projects/p/${project}/t/${encodeURIComponent(thread)}`,
 };

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { jsonObject, timestamp, uuid } from './common.schema';
-import { runRecordSchema } from './run-table.schema';
+import { RUN_FIELDS, runRecordSchema, type RunFieldDef } from './run-table.schema';
 
 const nullish = <T extends z.ZodTypeAny>(t: T) => t.nullable().optional();
 
@@ -103,6 +103,35 @@ function boundQueryValues(q: Record<string, unknown>, ctx: z.RefinementCtx): voi
   }
 }
 
+/** A page of runs holds at most this many; see RUN_QUERY_TREE_MAX_LIMIT for the one larger page. */
+export const RUN_QUERY_MAX_LIMIT = 1_000;
+/**
+ * A trace's tree in one request: a query scoped to one `trace` whose `select` names only light fields
+ * (no JSON documents, no error text) may ask for up to this many runs, so a viewer draws a 10,000-run
+ * trace from one read instead of ten sequential cursor pages.
+ */
+export const RUN_QUERY_TREE_MAX_LIMIT = 10_000;
+
+/** A field whose stored value is bounded in size (not a JSON document, not the error text). */
+export const isLightRunField = (field: keyof RunRecord): boolean => {
+  const def: RunFieldDef = RUN_FIELDS[field];
+  return def.column?.json !== true && field !== 'error';
+};
+
+function boundLimit(q: { limit: number; trace?: string | null; select?: (keyof RunRecord)[] | null }, ctx: z.RefinementCtx): void {
+  if (q.limit <= RUN_QUERY_MAX_LIMIT) return;
+  const light = !!q.trace && !!q.select && q.select.length > 0 && q.select.every(isLightRunField);
+  if (light) return;
+  ctx.addIssue({
+    code: 'too_big',
+    origin: 'number',
+    maximum: RUN_QUERY_MAX_LIMIT,
+    input: q.limit,
+    path: ['limit'],
+    message: `limit should be at most ${RUN_QUERY_MAX_LIMIT}; up to ${RUN_QUERY_TREE_MAX_LIMIT} only for one trace with a select of light fields (no inputs, outputs, extra, events, serialized, llm, feedback_stats, error)`,
+  });
+}
+
 const runQueryShape = z.object({
   session: z.array(uuid).nullish(),
   id: z.array(uuid).nullish(),
@@ -122,11 +151,11 @@ const runQueryShape = z.object({
   query: z.string().nullish(),
   execution_order: z.number().int().nullish(),
   select: z.array(runFieldName).nullish(),
-  limit: z.number().int().min(1).max(1000).default(100),
+  limit: z.number().int().min(1).max(RUN_QUERY_TREE_MAX_LIMIT).default(100),
   cursor: z.string().max(1000).nullish(),
   order: z.enum(['asc', 'desc']).default('desc'),
 });
-export const runQuerySchema = runQueryShape.superRefine(boundQueryValues);
+export const runQuerySchema = runQueryShape.superRefine(boundQueryValues).superRefine(boundLimit);
 export type RunQuery = z.infer<typeof runQuerySchema>;
 
 /**

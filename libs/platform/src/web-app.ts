@@ -6,13 +6,15 @@ import type { NextFunction, Request, Response } from 'express';
 
 /**
  * The app's pages may load scripts, styles, data and images from this origin only (no inline script,
- * no eval, no framing); `data:` images are the icon and inline pictures of runs.
+ * no eval, no framing); `data:` images are the icon and inline pictures of runs; the worker that parses
+ * large runs off the main thread is one of the app's files.
  */
 export const WEB_CONTENT_SECURITY_POLICY = [
   "default-src 'self'",
   "script-src 'self'",
   "style-src 'self'",
-  "img-src 'self' data: blob:",
+  "img-src 'self' data:",
+  "worker-src 'self'",
   "font-src 'self'",
   "connect-src 'self'",
   "object-src 'none'",

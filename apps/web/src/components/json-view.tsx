@@ -1,20 +1,9 @@
-import { useMemo, useState } from 'react';
+import { useMemo } from 'react';
+import { LazyJson } from './lazy-json';
+import { localSource } from './run-loader';
 
-/** Characters shown before "Show all": a large output must not freeze the page when a run is opened. */
-const PREVIEW_CHARS = 100_000;
-
+/** A value the page holds, in the lazy JSON viewer (small values open level by level). */
 export function JsonView({ value, label }: { value: unknown; label: string }) {
-  const [all, setAll] = useState(false);
-  const text = useMemo(() => (value === null || value === undefined ? 'null' : JSON.stringify(value, null, 2)), [value]);
-  const cut = !all && text.length > PREVIEW_CHARS;
-  return (
-    <div className="json">
-      <pre tabIndex={0} aria-label={`${label} (JSON)`}>{cut ? `${text.slice(0, PREVIEW_CHARS)}\n…` : text}</pre>
-      {cut && (
-        <button type="button" onClick={() => setAll(true)}>
-          Show all ({Math.round(text.length / 1024).toLocaleString('en-US')} KB)
-        </button>
-      )}
-    </div>
-  );
+  const source = useMemo(() => localSource(value ?? null), [value]);
+  return <LazyJson source={source} label={label} />;
 }

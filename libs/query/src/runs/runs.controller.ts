@@ -48,7 +48,16 @@ export class RunAttachmentsController {
     const p = parseOrThrow(runAttachmentDownloadParamSchema, params, ['path']);
     const q = parseOrThrow(attachmentDownloadQuerySchema, query, ['query']);
     const file = await this.runs.attachment(p.tenant_id, p.run_id, p.name, q.expires, q.signature);
-    res.status(200).setHeader('Content-Type', file.mime_type).setHeader('Content-Length', String(file.data.length)).setHeader('Cache-Control', 'private, max-age=300');
+    // Served on the web app's origin: the writer's bytes must never run there (an HTML or SVG attachment
+    // would otherwise be a script of the app). Images open inline, everything else downloads.
+    res
+      .status(200)
+      .setHeader('Content-Type', file.mime_type)
+      .setHeader('Content-Length', String(file.data.length))
+      .setHeader('Cache-Control', 'private, max-age=300')
+      .setHeader('X-Content-Type-Options', 'nosniff')
+      .setHeader('Content-Security-Policy', "sandbox; default-src 'none'; img-src 'self'; style-src 'unsafe-inline'")
+      .setHeader('Content-Disposition', /^image\/(png|jpeg|gif|webp|avif)$/i.test(file.mime_type) ? 'inline' : `attachment; filename*=UTF-8''${encodeURIComponent(p.name)}`);
     res.end(file.data);
   }
 }

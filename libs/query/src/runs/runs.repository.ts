@@ -2,6 +2,17 @@ import { Injectable } from '@nestjs/common';
 import { byIdCondition, byIdsCondition, ClickHouse, RUNS_BY_ID, type QueryParams } from '@th/clickhouse';
 import { RUN_FIELDS, type RunFieldDef, type RunRecord, type TenantScope } from '@th/contracts';
 
+
+/**
+ * Ids named in one statement: chDB inlines the parameters into the SQL, and a page of 10,000 ids (a trace's
+ * tree) would pass the engine's max_query_size; larger pages are read in statements of this many.
+ */
+const IDS_PER_STATEMENT = 1_000;
+const chunks = <T>(items: readonly T[], size: number): T[][] => {
+  const out: T[][] = [];
+  for (let i = 0; i < items.length; i += size) out.push(items.slice(i, i + size));
+  return out;
+};
 /** A WHERE fragment with its typed parameters; fragments are ANDed. */
 export interface Condition {
   sql: string;
@@ -139,6 +150,7 @@ export class RunsRepository {
   ): Promise<StoredRun[]> {
     const dir = order === 'asc' ? 'ASC' : 'DESC';
     const valid: { id: string; version: number; t: string; s: string }[] = [];
+    const validIds = new Set<string>();
     let after: { t: string; id: string } | null = null;
     let want = limit + 16;
     for (let round = 0; round < 6 && valid.length < limit; round++) {
@@ -152,17 +164,20 @@ export class RunsRepository {
         { ...params, want },
       );
       if (candidates.length === 0) break;
-      const byIds = byIdsCondition('ids', candidates.map((c) => c.id));
-      const newest = new Map(
-        (
-          await this.ch.query<{ id: string; v: number | string }>(
-            `SELECT id, max(version) AS v FROM ${RUNS_BY_ID} WHERE tenant_id = {tenant:UUID} AND ${byIds.sql} GROUP BY id`,
-            { tenant: scope.tenant_id, ...byIds.params },
-          )
-        ).map((r) => [r.id, Number(r.v)]),
-      );
+      const newest = new Map<string, number>();
+      for (const chunk of chunks(candidates, IDS_PER_STATEMENT)) {
+        const byIds = byIdsCondition('ids', chunk.map((c) => c.id));
+        const found = await this.ch.query<{ id: string; v: number | string }>(
+          `SELECT id, max(version) AS v FROM ${RUNS_BY_ID} WHERE tenant_id = {tenant:UUID} AND ${byIds.sql} GROUP BY id`,
+          { tenant: scope.tenant_id, ...byIds.params },
+        );
+        for (const r of found) newest.set(r.id, Number(r.v));
+      }
       for (const c of candidates) {
-        if (Number(c.version) >= (newest.get(c.id) ?? 0) && !valid.some((v) => v.id === c.id)) valid.push({ id: c.id, version: Number(c.version), t: c.t, s: c.s });
+        if (Number(c.version) >= (newest.get(c.id) ?? 0) && !validIds.has(c.id)) {
+          validIds.add(c.id);
+          valid.push({ id: c.id, version: Number(c.version), t: c.t, s: c.s });
+        }
         if (valid.length >= limit) break;
       }
       if (candidates.length < want) break;
@@ -171,21 +186,26 @@ export class RunsRepository {
       want *= 2;
     }
     if (valid.length === 0) return [];
-    // The page's own projects and time range bound the read to a few granules of the sorting key.
-    const times = valid.map((v) => v.t).sort();
-    const rows = await this.ch.query<StoredRun>(
-      `SELECT ${RunsRepository.columnsFor(fields)}, version AS _version FROM runs
-       WHERE tenant_id = {tenant:UUID} AND session_id IN {sessions:Array(UUID)} AND start_time BETWEEN {t0:DateTime64(6, 'UTC')} AND {t1:DateTime64(6, 'UTC')}
-         AND id IN {ids:Array(UUID)} AND version IN {versions:Array(UInt64)} AND is_deleted = 0`,
-      {
-        tenant: scope.tenant_id,
-        sessions: [...new Set(valid.map((v) => v.s))],
-        t0: times[0],
-        t1: times[times.length - 1],
-        ids: valid.map((v) => v.id),
-        versions: valid.map((v) => v.version),
-      },
-    );
+    // Each chunk's own projects and time range bound its read to a few granules of the sorting key.
+    const rows: StoredRun[] = [];
+    for (const chunk of chunks(valid, IDS_PER_STATEMENT)) {
+      const times = chunk.map((v) => v.t).sort();
+      rows.push(
+        ...(await this.ch.query<StoredRun>(
+          `SELECT ${RunsRepository.columnsFor(fields)}, version AS _version FROM runs
+           WHERE tenant_id = {tenant:UUID} AND session_id IN {sessions:Array(UUID)} AND start_time BETWEEN {t0:DateTime64(6, 'UTC')} AND {t1:DateTime64(6, 'UTC')}
+             AND id IN {ids:Array(UUID)} AND version IN {versions:Array(UInt64)} AND is_deleted = 0`,
+          {
+            tenant: scope.tenant_id,
+            sessions: [...new Set(chunk.map((v) => v.s))],
+            t0: times[0],
+            t1: times[times.length - 1],
+            ids: chunk.map((v) => v.id),
+            versions: chunk.map((v) => v.version),
+          },
+        )),
+      );
+    }
     const byKey = new Map(rows.map((r) => [`${String(r.id)}|${Number(r._version)}`, r]));
     return valid.flatMap((v) => {
       const r = byKey.get(`${v.id}|${v.version}`);
