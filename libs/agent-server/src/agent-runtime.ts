@@ -48,7 +48,7 @@ export class AgentRuntime {
       await notifier.start();
       const tracing = createTracing(config);
       const outbound = new OutboundPolicy(config.OUTBOUND_ALLOWED_HOSTS);
-      const webhooks = new RunWebhooks(outbound);
+      const webhooks = new RunWebhooks(outbound, undefined, config.OUTBOUND_PROXY);
       const worker = new RunWorker(repo, notifier, graphs, {
         concurrency: config.WORKER_CONCURRENCY,
         leaseSeconds: config.RUN_LEASE_SECONDS,

@@ -6,6 +6,11 @@ export const agentServerConfigShape = {
   ...commonConfigShape,
   /** Private hosts run webhooks may reach (the control plane passes its own setting to the servers it starts). */
   ...outboundConfigShape,
+  /**
+   * An HTTP proxy every run webhook goes through instead of connecting itself: the control plane sets its sandbox's,
+   * which applies the outbound policy on the host (a sandboxed server has no other route out).
+   */
+  OUTBOUND_PROXY: z.string().url().optional(),
   PORT: port(8086),
   HOST: z.string().default('0.0.0.0'),
   /**

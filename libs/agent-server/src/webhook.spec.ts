@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { connect, type AddressInfo, type Socket } from 'node:net';
 import { OutboundPolicy, type Resolver } from '@th/platform';
 import type { RunRow } from './agent.repository';
 import { RunWebhooks } from './webhook';
@@ -66,5 +66,61 @@ describe('RunWebhooks through the outbound policy', () => {
     await deliver(new OutboundPolicy(''), `http://127.0.0.1:${port}${path}`);
     await deliver(new OutboundPolicy(''), `http://[::ffff:127.0.0.1]:${port}${path}`);
     expect(received).not.toContain(path);
+  });
+});
+
+/** A sandboxed server's webhooks: tunnelled through the proxy it is given (a real CONNECT proxy here, which refuses one port). */
+describe('RunWebhooks through OUTBOUND_PROXY', () => {
+  let receiver: Server;
+  let proxy: Server;
+  let port = 0;
+  let proxyPort = 0;
+  const received: string[] = [];
+  const tunnels: string[] = [];
+
+  beforeAll(async () => {
+    receiver = createServer((req, res) => {
+      received.push(req.url ?? '');
+      req.resume();
+      res.end();
+    });
+    await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
+    port = (receiver.address() as AddressInfo).port;
+    proxy = createServer((_req, res) => res.writeHead(400).end());
+    proxy.on('connect', (req, client: Socket) => {
+      tunnels.push(req.url ?? '');
+      const [host, p] = (req.url ?? '').split(':');
+      if (Number(p) !== port) return void client.end('HTTP/1.1 403 Forbidden\r\nconnection: close\r\n\r\n');
+      const up = connect(Number(p), host, () => {
+        client.write('HTTP/1.1 200 Connection Established\r\n\r\n');
+        up.pipe(client).pipe(up);
+      });
+      up.on('error', () => client.destroy());
+      client.on('error', () => up.destroy());
+    });
+    await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', resolve));
+    proxyPort = (proxy.address() as AddressInfo).port;
+  });
+  afterAll(async () => {
+    await new Promise((resolve) => receiver.close(resolve));
+    await new Promise((resolve) => proxy.close(resolve));
+  });
+
+  const run = (webhook: string): RunRow => ({
+    run_id: randomUUID(), thread_id: randomUUID(), assistant_id: randomUUID(), graph_id: 'agent', status: 'success', metadata: {}, kwargs: { webhook },
+    multitask_strategy: 'enqueue', created_at: new Date(), updated_at: new Date(), attempt: 1, lease_owner: null, cancel_action: null,
+    base_checkpoint_id: null, has_base: false, result: { messages: [] }, error: null,
+  });
+
+  it('delivers through the proxy (the in-process policy, which would refuse loopback, is the proxy’s to apply) and stops at its refusal', async () => {
+    // An empty allow-list: connecting itself, the server would refuse 127.0.0.1.
+    const hooks = new RunWebhooks(new OutboundPolicy(''), { timeoutMs: 2000, retryDelayMs: 10 }, `http://127.0.0.1:${proxyPort}`);
+    const path = `/via-proxy/${randomUUID()}`;
+    hooks.runEnded(run(`http://127.0.0.1:${port}${path}`));
+    hooks.runEnded(run(`http://127.0.0.1:${port + 1}/refused`));
+    await hooks.close();
+    expect(received).toEqual([path]);
+    expect(tunnels).toContain(`127.0.0.1:${port}`);
+    expect(tunnels).toContain(`127.0.0.1:${port + 1}`);
   });
 });

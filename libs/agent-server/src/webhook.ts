@@ -1,6 +1,7 @@
 import { Logger } from '@nestjs/common';
 import * as http from 'node:http';
 import * as https from 'node:https';
+import { ProxyAgent, request as undiciRequest } from 'undici';
 import { OutboundRefused, type OutboundPolicy } from '@th/platform';
 import { toRun, type RunRow } from './agent.repository';
 
@@ -31,12 +32,17 @@ export class RunWebhooks implements RunEndListener {
   private readonly inflight = new Set<Promise<void>>();
   private readonly agents: { http: http.Agent; https: https.Agent };
 
+  private readonly proxy: ProxyAgent | null;
+
   constructor(
     /** Checked again on the address each delivery connects to: the name may resolve elsewhere since the run was created. */
     policy: OutboundPolicy,
     private readonly opts: RunWebhookOptions = { timeoutMs: 10_000, retryDelayMs: 500 },
+    /** An HTTP proxy that applies the policy itself (the sandbox's): every delivery is tunnelled through it. */
+    proxyUrl?: string,
   ) {
     this.agents = policy.agents();
+    this.proxy = proxyUrl ? new ProxyAgent({ uri: proxyUrl, proxyTls: { timeout: opts.timeoutMs }, connectTimeout: opts.timeoutMs }) : null;
   }
 
   runEnded(run: RunRow): void {
@@ -49,6 +55,7 @@ export class RunWebhooks implements RunEndListener {
   /** Waits for the deliveries under way (each is bounded by its timeouts); called on shutdown. */
   async close(): Promise<void> {
     await Promise.allSettled([...this.inflight]);
+    await this.proxy?.close();
   }
 
   private async deliver(url: string, body: string, runId: string): Promise<void> {
@@ -72,8 +79,15 @@ export class RunWebhooks implements RunEndListener {
     this.logger.warn({ msg: 'webhook not delivered', run_id: runId, target, error: failure });
   }
 
-  /** One POST through the policy's agents (fetch has no per-connection hook); redirects are not followed. */
-  private post(url: string, body: string): Promise<number> {
+  /** One POST through the proxy, or the policy's agents (fetch has no per-connection hook); redirects are not followed. */
+  private async post(url: string, body: string): Promise<number> {
+    if (this.proxy) {
+      const res = await undiciRequest(url, {
+        method: 'POST', dispatcher: this.proxy, headers: { 'content-type': 'application/json' }, body, maxRedirections: 0, signal: AbortSignal.timeout(this.opts.timeoutMs),
+      });
+      await res.body.dump();
+      return res.statusCode;
+    }
     return new Promise((resolve, reject) => {
       const u = new URL(url);
       const send = u.protocol === 'https:' ? https.request : http.request;

@@ -22,13 +22,12 @@ function uuid(v: unknown): Out {
   return v.toLowerCase();
 }
 
+// The timestamp schema's transform (common.schema.ts), without zod: a string or number it refuses is left to zod's 422.
 function timestamp(v: unknown): Out {
-  if (typeof v === 'number') {
-    const micros = toEpochMicros(v);
-    return micros === null ? FAIL : microsToIso(micros);
-  }
-  // Other forms (and out-of-range fields): zod decides.
-  return typeof v === 'string' && isCanonicalIsoInRange(v) ? v : FAIL;
+  if (typeof v === 'string' && isCanonicalIsoInRange(v)) return v;
+  if (typeof v !== 'string' && typeof v !== 'number') return FAIL;
+  const micros = toEpochMicros(v);
+  return micros === null ? FAIL : microsToIso(micros);
 }
 
 const str = (max: number, min = 0) => (v: unknown): Out => (typeof v === 'string' && v.length <= max && v.length >= min ? v : FAIL);

@@ -2,7 +2,7 @@ import { Inject, Injectable, Logger, OnApplicationBootstrap } from '@nestjs/comm
 import type { ModelPriceMap, RunControlEvent, RunEvent, TopicPayload } from '@th/contracts';
 import type { BatchHooks, BusMessage, Rejection, SubscribeOptions } from '@th/bus';
 import { byIdsCondition, ClickHouse, RUNS_BY_ID } from '@th/clickhouse';
-import { EventLoopPacer } from '@th/platform';
+import { EventLoopPacer, prepareJsonText } from '@th/platform';
 import { DEFAULT_GROUP_INSERT_OPTIONS, GroupInsert } from './group-insert';
 import { RunCache } from './run-cache';
 import { NewRunFilter } from './new-run-filter';
@@ -183,6 +183,11 @@ export class RunWriterService implements OnApplicationBootstrap {
       }
     }
     const llm = await this.deriveLlm(merged, prices, llmTenants, pacer);
+    // A large document (a 25 MB inputs) is serialized here in slices; the row encoder below is synchronous.
+    for (const m of merged) {
+      const f = m.run.fields;
+      for (const v of [f.inputs, f.outputs, f.extra, f.events, f.serialized]) await prepareJsonText(v, pacer);
+    }
     // The batch's rows, encoded straight into the next insert's body (RowBinary): no row strings to
     // keep alive until the insert is done. One write per slice; the batch is done when every slice has landed.
     const writes: Promise<void>[] = [];

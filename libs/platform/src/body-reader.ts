@@ -203,7 +203,7 @@ async function parseInPool(req: RawBodyRequest, res: Response, next: NextFunctio
   if (result.kind === 'too_deep') return sendError(res, 422, { detail: [jsonTooDeepItem(new JsonTooDeepError(result.position), ['body', result.position])] });
   if (result.kind === 'invalid') return sendError(res, 422, jsonDecodeError(new SyntaxError(result.message)));
   req.rawBody = result.body;
-  req.body = await parseByPlan(result.body, result.plan);
+  req.body = await parseByPlan(result.body, result.plan, undefined, result.storable);
   next();
 }
 

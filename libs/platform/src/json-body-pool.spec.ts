@@ -126,3 +126,18 @@ describe('JsonBodyPool when its worker dies', () => {
     }
   }, 60_000);
 });
+
+describe('JsonBodyPool: the storable flag', () => {
+  const pool = new JsonBodyPool({ size: 1 });
+  afterAll(() => pool.close());
+
+  it.each([
+    ['clean text', '{"a":["x","é€😀"],"b":{"c":1}}', true],
+    ['a NUL escape', '{"a":"x\\u0000"}', false],
+    ['a surrogate escape (even a valid pair: the walk decides)', '{"a":"\\uD83D\\uDE00"}', false],
+    ['a lone surrogate escape in a key', '{"\\udc00":1}', false],
+  ])('%s', async (_label, text, storable) => {
+    const r = await pool.run(Buffer.from(text), MAX_JSON_DEPTH);
+    expect(r.kind === 'ok' && r.storable).toBe(storable);
+  });
+});

@@ -4,7 +4,7 @@ import { Worker, type ResourceLimits } from 'node:worker_threads';
 import type { JsonBodyJob, JsonBodyReply } from './json-body.worker';
 
 export type JsonBodyResult =
-  | { kind: 'ok'; body: Buffer; plan: Int32Array }
+  | { kind: 'ok'; body: Buffer; plan: Int32Array; storable: boolean }
   | { kind: 'too_deep'; position: number }
   | { kind: 'invalid'; message: string };
 
@@ -98,7 +98,7 @@ export class JsonBodyPool {
       const job = this.busy.get(worker);
       this.busy.delete(worker);
       this.idle.push(worker);
-      if (job) job.resolve(reply.kind === 'ok' ? { kind: 'ok', body: Buffer.from(reply.bytes, 0, job.message.length), plan: reply.plan } : reply);
+      if (job) job.resolve(reply.kind === 'ok' ? { kind: 'ok', body: Buffer.from(reply.bytes, 0, job.message.length), plan: reply.plan, storable: reply.storable } : reply);
       this.dispatch();
     });
     const lost = (err: Error) => {

@@ -12,9 +12,11 @@ export interface JsonBodyJob {
 
 /** The job's answer; `bytes` (the same buffer) comes back with the plan. */
 export type JsonBodyReply =
-  | { id: number; kind: 'ok'; bytes: ArrayBuffer; plan: Int32Array }
+  | { id: number; kind: 'ok'; bytes: ArrayBuffer; plan: Int32Array; storable: boolean }
   | { id: number; kind: 'too_deep'; position: number }
   | { id: number; kind: 'invalid'; message: string };
+
+const UNSTORABLE_ESCAPE = /\\u(?:0000|d[89a-f])/i;
 
 /** The same checks, in the same order, as a small body gets on the main thread: depth, then JSON.parse. */
 function handle(job: JsonBodyJob): { reply: JsonBodyReply; transfer: ArrayBuffer[] } {
@@ -28,7 +30,10 @@ function handle(job: JsonBodyJob): { reply: JsonBodyReply; transfer: ArrayBuffer
     return { reply: { id: job.id, kind: 'invalid', message: (err as Error).message }, transfer: [] };
   }
   const plan = jsonPlan(body, job.maxDepth);
-  return { reply: { id: job.id, kind: 'ok', bytes: job.bytes, plan }, transfer: [job.bytes, plan.buffer as ArrayBuffer] };
+  // No NUL and no surrogate can be in a string unless escaped (JSON refuses raw control characters, and
+  // UTF-8 has no surrogates): without such an escape the main thread need not walk the value for them.
+  const storable = !UNSTORABLE_ESCAPE.test(text);
+  return { reply: { id: job.id, kind: 'ok', bytes: job.bytes, plan, storable }, transfer: [job.bytes, plan.buffer as ArrayBuffer] };
 }
 
 parentPort?.on('message', (job: JsonBodyJob) => {

@@ -1,4 +1,5 @@
 import { EventLoopPacer } from './pacer';
+import { markStorable } from './storable-marks';
 import { BACKSLASH, CLOSE_BRACE, CLOSE_BRACKET, OPEN_BRACE, OPEN_BRACKET, QUOTE } from './json-depth';
 
 /**
@@ -126,8 +127,11 @@ function setMember(obj: Record<string, unknown>, key: string, value: unknown): v
   else obj[key] = value;
 }
 
-/** The value of a body from its plan (see jsonPlan), built on this thread in slices of the pacer's length. */
-export async function parseByPlan(b: Buffer, plan: Int32Array, pacer = new EventLoopPacer()): Promise<unknown> {
+/**
+ * The value of a body from its plan (see jsonPlan), built on this thread in slices of the pacer's length.
+ * `storable`: the worker found the text free of unstorable strings, so its objects are marked (storable-marks.ts).
+ */
+export async function parseByPlan(b: Buffer, plan: Int32Array, pacer = new EventLoopPacer(), storable = false): Promise<unknown> {
   const stack: (Record<string, unknown> | unknown[])[] = [];
   let root: unknown;
   for (let i = 0; i < plan.length; i += PLAN_STRIDE) {
@@ -138,6 +142,7 @@ export async function parseByPlan(b: Buffer, plan: Int32Array, pacer = new Event
       continue;
     }
     const value = op === PLAN_LEAF ? JSON.parse(b.toString('utf8', plan[i + 3], plan[i + 4])) : op === PLAN_OPEN_OBJECT ? {} : [];
+    if (storable) markStorable(value, stack.length);
     const parent = stack[stack.length - 1];
     if (parent === undefined) root = value;
     else if (Array.isArray(parent)) parent.push(value);

@@ -2,6 +2,7 @@ import type { z } from 'zod';
 import type { ValidationErrorItem } from '@th/contracts';
 import { ValidationFailed } from './errors';
 import { MAX_JSON_DEPTH } from './json-depth';
+import { knownStorable } from './storable-marks';
 
 /** Maps zod issues to the spec's ValidationError items ({loc, msg, type}). */
 export function toValidationErrors(error: z.ZodError, root: (string | number)[]): ValidationErrorItem[] {
@@ -78,6 +79,7 @@ export function storableValueProblems(value: unknown, root: readonly (string | n
       return;
     }
     if (typeof v !== 'object' || v === null) return;
+    if (knownStorable(v, depth)) return;
     if (depth >= MAX_JSON_DEPTH) {
       tooDeep = true;
       report({ msg: `Value should nest at most ${MAX_JSON_DEPTH} levels of objects and arrays`, type: 'json_too_deep' });

@@ -1,7 +1,6 @@
 import { Logger } from '@nestjs/common';
 import { randomBytes } from 'node:crypto';
-import { chmodSync, existsSync, mkdirSync, mkdtempSync, openSync, closeSync, readFileSync, realpathSync, rmSync, statSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, mkdirSync, openSync, closeSync, readFileSync, realpathSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
 import { dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
 import { Client } from 'pg';
@@ -16,6 +15,7 @@ import { FrontProxy, type ServerAddress } from './front-proxy';
 import type { GitSource } from './git-source';
 import { RolloutError, type BuildResult, type DeployResult, type RolloutDriver, type SaveRuntime } from './driver';
 import { Sandbox, stopSandboxed, LISTEN_FD, type SandboxedProcess, type SandboxOptions } from './sandbox';
+import { createRunDir, removeStaleRunDirs } from './run-dir';
 import { ConnectionBudget, INSIDE_PORTS, listeningSocketFor, RELAY_LIMITS, SandboxNetwork, type NetworkSpec } from './sandbox-network';
 
 export interface LocalDriverOptions {
@@ -282,8 +282,10 @@ export class LocalDriver implements RolloutDriver {
   /** A new folder for one sandbox's sockets (traversable: the sandbox's bwrap binds its relays from there). */
   private socketDir(): string {
     if (!this.runDir) {
-      this.runDir = mkdtempSync(join(tmpdir(), 'th-run-'));
-      chmodSync(this.runDir, 0o711);
+      // Folders of control planes that crashed (their sockets and relays' folders) go before this one is made.
+      const stale = removeStaleRunDirs();
+      if (stale.length > 0) this.logger.log(`removed ${stale.length} socket folder(s) of stopped control planes`);
+      this.runDir = createRunDir();
     }
     const dir = join(this.runDir, randomBytes(6).toString('hex'));
     mkdirSync(dir, { mode: 0o711 });

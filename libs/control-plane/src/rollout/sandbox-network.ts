@@ -24,6 +24,9 @@ type RelayName = keyof typeof INSIDE_PORTS;
 /** Where the sandbox sees the folder of relay sockets. */
 export const INSIDE_SOCKETS = '/run/th/net';
 
+/** Where the sandbox sees the preload that points Node's fetch at its proxy (scripts/sandbox-proxy-preload.js). */
+export const PROXY_PRELOAD_INSIDE = '/run/th/proxy-preload.js';
+
 export interface NetworkSpec {
   /** The deployment's database: only this role on this database passes; the relay connects only to host:port. */
   postgres?: { host: string; port: number; user: string; database: string };
@@ -113,12 +116,20 @@ export class SandboxNetwork {
     return this.names.map((name) => `${INSIDE_PORTS[name]}=${INSIDE_SOCKETS}/${name}.sock`);
   }
 
-  /** The proxy variables (both cases: curl reads only the lower-case http_proxy) and what bypasses the proxy. */
+  /**
+   * The proxy variables (both cases: curl reads only the lower-case http_proxy) and what bypasses the proxy;
+   * NODE_OPTIONS loads the preload that makes Node's fetch use them (sandbox.ts binds it in), and OUTBOUND_PROXY
+   * is the agent server's setting for its run webhooks.
+   */
   proxyEnv(): Record<string, string> {
     if (!this.names.includes('proxy')) return {};
     const proxy = `http://127.0.0.1:${INSIDE_PORTS.proxy}`;
     const noProxy = '127.0.0.1,localhost,::1';
-    return { HTTP_PROXY: proxy, HTTPS_PROXY: proxy, http_proxy: proxy, https_proxy: proxy, NO_PROXY: noProxy, no_proxy: noProxy };
+    return {
+      HTTP_PROXY: proxy, HTTPS_PROXY: proxy, http_proxy: proxy, https_proxy: proxy, NO_PROXY: noProxy, no_proxy: noProxy,
+      NODE_OPTIONS: `--require ${PROXY_PRELOAD_INSIDE}`,
+      OUTBOUND_PROXY: proxy,
+    };
   }
 
   get hostDir(): string {

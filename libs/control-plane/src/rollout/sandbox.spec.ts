@@ -202,6 +202,31 @@ describe('Sandbox (bubblewrap)', () => {
       expect(hostListener.connections()).toBe(0);
     });
 
+    it("Node's fetch goes through the sandbox's proxy (preloaded by NODE_OPTIONS): an allowed destination answers, others are refused", async () => {
+      // NO_PROXY emptied for this probe: the allowed host is on the host's loopback, which the sandbox's NO_PROXY sends direct.
+      const FETCH = `
+        const get = (url) => fetch(url).then(async (r) => r.status + ' ' + (await r.text()), (e) => 'refused ' + (e.cause?.message ?? e.message));
+        (async () => {
+          const out = { allowed: await get(process.env.ALLOWED_URL), refused: await get(process.env.REFUSED_URL), metadata: await get('http://169.254.169.254/latest/meta-data/') };
+          console.log('FETCH ' + JSON.stringify(out));
+        })();`;
+      writeFileSync(join(app, 'fetch.js'), FETCH);
+      const env = network.proxyEnv();
+      expect(env.NODE_OPTIONS).toBe('--require /run/th/proxy-preload.js');
+      const { code, out } = await run('NO_PROXY= no_proxy= node /app/fetch.js', {
+        ...env,
+        ALLOWED_URL: `http://localhost:${allowedPort}/`,
+        REFUSED_URL: `http://127.0.0.1:${hostListener.port}/`,
+      }, { network: { hostDir: network.hostDir, relayArgs: network.relayArgs() } });
+      expect({ code, out }).toMatchObject({ code: 0 });
+      const got = JSON.parse(/^FETCH (.*)$/m.exec(out)?.[1] ?? '{}') as Record<string, string>;
+      expect(got.allowed).toBe('200 allowed-body');
+      // The proxy answers the CONNECT with 403; undici reports the tunnel it could not open.
+      expect(got.refused).toMatch(/^refused /);
+      expect(got.metadata).toMatch(/^refused /);
+      expect(hostListener.connections()).toBe(0);
+    });
+
     it('the database relay refuses what is not a startup message of its role; a deployment over its connection bound is cut at accept', async () => {
       const sock = join(netDir, 'postgres.sock');
       const exchange = (bytes: Buffer) =>

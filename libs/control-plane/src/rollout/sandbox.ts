@@ -2,7 +2,7 @@ import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { chmodSync, existsSync, lchownSync, lstatSync, readdirSync, readFileSync, realpathSync } from 'node:fs';
 import { dirname, join, relative } from 'node:path';
 import type { Duplex } from 'node:stream';
-import { INSIDE_SOCKETS } from './sandbox-network';
+import { INSIDE_SOCKETS, PROXY_PRELOAD_INSIDE } from './sandbox-network';
 
 /** bwrap: tenant code in namespaces as an unprivileged user; unsafe-none: as the service's own user (an operator's explicit choice). */
 export const SANDBOX_MODES = ['bwrap', 'unsafe-none'] as const;
@@ -27,6 +27,8 @@ function which(name: string): string {
 const APP = '/app';
 const HOME = '/home/app';
 const RELAY_INSIDE = '/run/th/relay.js';
+/** Where the sandbox sees the preload's one dependency. */
+const UNDICI_INSIDE = '/run/th/node_modules/undici';
 const PATH = '/usr/local/bin:/usr/bin:/bin:/usr/local/sbin:/usr/sbin:/sbin';
 /** The pieces of /etc that name resolution, TLS, users and the dynamic linker need; nothing else of the host's /etc. */
 const ETC = [
@@ -57,13 +59,21 @@ export interface SandboxJob {
 /** The descriptor a job's listening socket has in the sandbox. */
 export const LISTEN_FD = 5;
 
-/** The in-sandbox relay (plain node, no dependencies), from src (jest) or dist. */
-function relayScript(): string {
+/** A file of the repository's scripts folder (plain node), from src (jest) or dist. */
+function scriptFile(name: string): string {
   for (let dir = __dirname; dirname(dir) !== dir; dir = dirname(dir)) {
-    const p = join(dir, 'scripts', 'sandbox-relay.js');
+    const p = join(dir, 'scripts', name);
     if (existsSync(p)) return p;
   }
-  return 'sandbox-relay.js';
+  return name;
+}
+
+/** The in-sandbox relay (plain node, no dependencies). */
+const relayScript = () => scriptFile('sandbox-relay.js');
+
+/** undici's package folder (the preload's one dependency). */
+function undiciDir(): string {
+  return dirname(require.resolve('undici/package.json'));
 }
 
 export interface SandboxedProcess {
@@ -212,6 +222,9 @@ export class Sandbox {
     const binds = [...ro.map((p) => ['--ro-bind', realpathSync(p), p]), ['--bind', job.appDir, APP], ['--bind', job.homeDir, HOME]].flat();
     // Read-only: the sandbox can connect to the relays' sockets, not replace them.
     if (job.network) binds.push('--ro-bind', job.network.hostDir, INSIDE_SOCKETS, '--ro-bind', relayScript(), RELAY_INSIDE);
+    if (job.network && job.env.NODE_OPTIONS?.includes(PROXY_PRELOAD_INSIDE)) {
+      binds.push('--ro-bind', scriptFile('sandbox-proxy-preload.js'), PROXY_PRELOAD_INSIDE, '--ro-bind', realpathSync(undiciDir()), UNDICI_INSIDE);
+    }
     const env: Record<string, string> = { ...job.env };
     if (job.network?.relayArgs.length) Object.assign(env, { __TH_RELAY: job.network.relayArgs.join(' '), __TH_NODE: process.execPath });
     if (job.listenFd !== undefined) env.__TH_LISTEN = '1';

@@ -1,9 +1,9 @@
 import { Injectable } from '@nestjs/common';
 import type { Identity } from '@th/contracts';
-import { DomainError, ErrorCode } from '@th/platform';
+import { DomainError, ErrorCode, EventLoopPacer } from '@th/platform';
 import { IngestService } from '../ingest.service';
-import { decodeOtlpJson, decodeOtlpProtobuf, encodeOtlpResponse } from './otlp-decode';
-import { spansToRuns } from './otlp-map';
+import { decodeOtlpJsonPaced, decodeOtlpProtobuf, encodeOtlpResponse } from './otlp-decode';
+import { spansToRunsPaced } from './otlp-map';
 
 export type OtlpEncoding = 'protobuf' | 'json';
 
@@ -20,8 +20,10 @@ export class OtelService {
   constructor(private readonly ingest: IngestService) {}
 
   async traces(identity: Identity, encoding: OtlpEncoding, raw: Buffer | undefined, parsed: unknown, project?: string): Promise<Buffer | Record<string, unknown>> {
-    const request = encoding === 'protobuf' ? decodeOtlpProtobuf(raw ?? Buffer.alloc(0)) : decodeOtlpJson(parsed);
-    const runs = spansToRuns(request, { project });
+    // One pacer for the request: decoding and mapping 25 MB of spans take many slices.
+    const pacer = new EventLoopPacer();
+    const request = encoding === 'protobuf' ? decodeOtlpProtobuf(raw ?? Buffer.alloc(0)) : await decodeOtlpJsonPaced(parsed, pacer);
+    const runs = await spansToRunsPaced(request, { project }, pacer);
     await this.ingest.ingest(identity, runs, []);
     return encoding === 'protobuf' ? encodeOtlpResponse() : { partialSuccess: {} };
   }

@@ -1,13 +1,14 @@
 import {
   OTLP_SPAN_KIND_COUNT,
   OTLP_STATUS_CODE_COUNT,
+  otlpSpanSchema,
   otlpTraceRequestSchema,
   type OtlpAnyValue,
   type OtlpKeyValue,
   type OtlpTraceRequest,
   type ValidationErrorItem,
 } from '@th/contracts';
-import { parseOrThrow, ValidationFailed } from '@th/platform';
+import { EventLoopPacer, parseOrThrow, storableValueProblems, ValidationFailed } from '@th/platform';
 import { otlpTypes } from './otlp-proto';
 
 type Loc = (string | number)[];
@@ -115,6 +116,50 @@ export function decodeOtlpProtobuf(body: Buffer): OtlpTraceRequest {
 /** An OTLP/JSON ExportTraceServiceRequest, validated against the contract. */
 export function decodeOtlpJson(body: unknown): OtlpTraceRequest {
   return parseOrThrow(otlpTraceRequestSchema, body ?? {}, ['body']);
+}
+
+const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+/**
+ * decodeOtlpJson with the spans checked one at a time, giving the event loop way between slices (one zod parse
+ * of 25 MB of spans holds it for seconds): the envelope is parsed with its span lists emptied, then each span.
+ * A body with any problem is parsed again whole by decodeOtlpJson, so a 422 lists the same items in the same order.
+ */
+export async function decodeOtlpJsonPaced(body: unknown, pacer = new EventLoopPacer()): Promise<OtlpTraceRequest> {
+  const value = body ?? {};
+  if (storableValueProblems(value, ['body']).length > 0 || !isObj(value) || !Array.isArray(value.resourceSpans)) return decodeOtlpJson(value);
+  const lists: unknown[][] = [];
+  const envelope = {
+    ...value,
+    resourceSpans: value.resourceSpans.map((rs: unknown) =>
+      isObj(rs) && Array.isArray(rs.scopeSpans)
+        ? {
+            ...rs,
+            scopeSpans: rs.scopeSpans.map((ss: unknown) => {
+              if (!isObj(ss) || !Array.isArray(ss.spans)) return ss;
+              lists.push(ss.spans);
+              return { ...ss, spans: [] };
+            }),
+          }
+        : rs,
+    ),
+  };
+  const outer = otlpTraceRequestSchema.safeParse(envelope);
+  if (!outer.success) return decodeOtlpJson(value);
+  let at = 0;
+  for (const rs of outer.data.resourceSpans ?? []) {
+    for (const ss of rs.scopeSpans ?? []) {
+      if (ss.spans === undefined) continue;
+      const spans = lists[at++];
+      for (const span of spans) {
+        if (pacer.due()) await pacer.yield();
+        const r = otlpSpanSchema.safeParse(span);
+        if (!r.success) return decodeOtlpJson(value);
+        ss.spans.push(r.data);
+      }
+    }
+  }
+  return outer.data;
 }
 
 /** The protobuf ExportTraceServiceResponse (empty: everything was accepted). */

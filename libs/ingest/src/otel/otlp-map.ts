@@ -1,5 +1,5 @@
 import { RUN_TYPES as RUN_TYPE_LIST, microsToIso, type RunType, type OtlpAnyValue, type OtlpKeyValue, type OtlpTraceRequest, type RunCreate } from '@th/contracts';
-import { parseClientJson } from '@th/platform';
+import { EventLoopPacer, parseClientJson } from '@th/platform';
 import { parseDottedOrder } from '../run-merge';
 
 type Obj = Record<string, unknown>;
@@ -217,14 +217,26 @@ export interface OtlpMapOptions {
 
 /** Every span of the request as a complete run (one POST each: a span arrives once, finished). */
 export function spansToRuns(req: OtlpTraceRequest, opts: OtlpMapOptions = {}): RunCreate[] {
+  return [...eachRun(req, opts)];
+}
+
+/** spansToRuns giving the event loop way between slices (a span's attributes may hold JSON to parse). */
+export async function spansToRunsPaced(req: OtlpTraceRequest, opts: OtlpMapOptions = {}, pacer = new EventLoopPacer()): Promise<RunCreate[]> {
   const runs: RunCreate[] = [];
+  for (const run of eachRun(req, opts)) {
+    runs.push(run);
+    if (pacer.due()) await pacer.yield();
+  }
+  return runs;
+}
+
+function* eachRun(req: OtlpTraceRequest, opts: OtlpMapOptions): Generator<RunCreate> {
   for (const rs of req.resourceSpans ?? []) {
     const resource = attrsOf(rs.resource?.attributes);
     for (const ss of rs.scopeSpans ?? []) {
-      for (const span of ss.spans ?? []) runs.push(spanToRun(span, resource, ss.scope, opts));
+      for (const span of ss.spans ?? []) yield spanToRun(span, resource, ss.scope, opts);
     }
   }
-  return runs;
 }
 
 function spanToRun(span: Span, resource: Obj, scope: { name?: string; version?: string } | undefined, opts: OtlpMapOptions): RunCreate {

@@ -1,0 +1,39 @@
+import { EventLoopPacer } from './pacer';
+import { JSON_TEXT_SPLIT_NODES, jsonTextOf, prepareJsonText } from './json-text';
+
+const big = (n: number): Record<string, unknown> =>
+  Object.fromEntries(Array.from({ length: n }, (_, i) => [`k${i}"\n`, i % 3 === 0 ? { a: [i, null, 'é€😀', { b: true }] } : i % 3 === 1 ? [i, -0, 1e21, 'x\u2028'] : `v${i}`]));
+
+describe('prepareJsonText', () => {
+  it('makes exactly what JSON.stringify makes for large values, in slices', async () => {
+    const values: unknown[] = [
+      big(JSON_TEXT_SPLIT_NODES),
+      [big(JSON_TEXT_SPLIT_NODES / 2), big(10), [], {}, 'tail'],
+      { only: { one: { member: big(JSON_TEXT_SPLIT_NODES) } } },
+      // Members JSON.stringify leaves out (objects) or writes as null (arrays).
+      Object.assign(big(JSON_TEXT_SPLIT_NODES), { u: undefined, f: () => 1, arr: [undefined, () => 1, Symbol('s')] }),
+      { date: new Date(0), nested: big(JSON_TEXT_SPLIT_NODES) },
+    ];
+    let yields = 0;
+    const pacer = new EventLoopPacer(0);
+    const original = pacer.yield.bind(pacer);
+    pacer.yield = async () => {
+      yields++;
+      await original();
+    };
+    for (const v of values) {
+      await prepareJsonText(v, pacer);
+      expect(jsonTextOf(v)).toBe(JSON.stringify(v));
+    }
+    expect(yields).toBeGreaterThan(100);
+  });
+
+  it('leaves small values and non-objects to the writer', async () => {
+    const small = { a: 1, b: [1, 2, 3], c: { d: 'e' } };
+    await prepareJsonText(small, new EventLoopPacer());
+    await prepareJsonText('text', new EventLoopPacer());
+    await prepareJsonText(null, new EventLoopPacer());
+    expect(jsonTextOf(small)).toBeUndefined();
+    expect(jsonTextOf('text')).toBeUndefined();
+  });
+});

@@ -1,0 +1,55 @@
+import { EventLoopPacer } from './pacer';
+
+/** Values this many nodes or larger are serialized a member at a time; smaller ones in one JSON.stringify. */
+export const JSON_TEXT_SPLIT_NODES = 4096;
+
+const texts = new WeakMap<object, string>();
+
+/** True when `v` holds at least `limit` values (itself, members, their members...); stops counting there. */
+function hasNodes(v: object, limit: number): boolean {
+  const stack: unknown[] = [v];
+  let n = 0;
+  while (stack.length > 0) {
+    const x = stack.pop();
+    if (++n >= limit) return true;
+    if (typeof x !== 'object' || x === null) continue;
+    if (Array.isArray(x)) for (let i = 0; i < x.length; i++) stack.push(x[i]);
+    else for (const k in x) if (Object.prototype.hasOwnProperty.call(x, k)) stack.push((x as Record<string, unknown>)[k]);
+  }
+  return false;
+}
+
+const isPlain = (v: unknown): v is object =>
+  typeof v === 'object' && v !== null && typeof (v as { toJSON?: unknown }).toJSON !== 'function';
+
+/** JSON.stringify(v), built a member at a time for a large value, giving the event loop way between slices. */
+async function textOf(v: unknown, pacer: EventLoopPacer): Promise<string | undefined> {
+  if (pacer.due()) await pacer.yield();
+  if (!isPlain(v) || !hasNodes(v, JSON_TEXT_SPLIT_NODES)) return JSON.stringify(v);
+  const parts: string[] = [];
+  if (Array.isArray(v)) {
+    for (const item of v) parts.push((await textOf(item, pacer)) ?? 'null');
+    return `[${parts.join(',')}]`;
+  }
+  for (const k of Object.keys(v)) {
+    const t = await textOf((v as Record<string, unknown>)[k], pacer);
+    if (t !== undefined) parts.push(`${JSON.stringify(k)}:${t}`);
+  }
+  return `{${parts.join(',')}}`;
+}
+
+/**
+ * Serializes a large value ahead of a synchronous writer, in slices (one JSON.stringify of 25 MB of runs' inputs
+ * held the event loop for hundreds of milliseconds); the writer then takes the text from jsonTextOf. Small values
+ * are left alone: the writer's own JSON.stringify is cheaper for them. The text is what JSON.stringify returns.
+ */
+export async function prepareJsonText(v: unknown, pacer: EventLoopPacer): Promise<void> {
+  if (!isPlain(v) || texts.has(v) || !hasNodes(v, JSON_TEXT_SPLIT_NODES)) return;
+  const text = await textOf(v, pacer);
+  if (text !== undefined) texts.set(v, text);
+}
+
+/** The text prepareJsonText made for `v`, or undefined. */
+export function jsonTextOf(v: unknown): string | undefined {
+  return typeof v === 'object' && v !== null ? texts.get(v) : undefined;
+}
