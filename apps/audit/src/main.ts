@@ -33,7 +33,7 @@ runUntilSignal('audit', async () => {
     ],
   })
   class AuditAppModule {}
-  const app = await createHttpApp(AuditAppModule, { service: 'audit', logLevel: config.LOG_LEVEL, maxBodyBytes: config.MAX_BODY_BYTES });
+  const app = await createHttpApp(AuditAppModule, { service: 'audit', logLevel: config.LOG_LEVEL, maxBodyBytes: config.MAX_BODY_BYTES, metrics: config });
   await app.get(EventBus).healthy(); // joins the bus: topics exist
   await startBusConsumers(app);
   return listen(app, config.HOST, config.PORT, () => db.destroy());

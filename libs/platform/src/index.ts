@@ -18,3 +18,4 @@ export * from './url-signer';
 export * from './web-app';
 export * from './request-url';
 export * from './page-cursor';
+export * from './metrics';
