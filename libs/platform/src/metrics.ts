@@ -51,10 +51,11 @@ export const METRICS = {
 
   exportJobs: counter('tracehouse_export_job_transitions_total', 'Bulk-export jobs (and their runs) entering a state.', ['state']),
   exportRunning: gauge('tracehouse_export_runs_in_progress', 'Bulk-export runs this worker is writing now.'),
+  exportOldestRunAge: gauge('tracehouse_export_oldest_run_age_seconds', 'Age of the longest-running bulk-export run on this worker (0: none).'),
   exportRows: counter('tracehouse_export_rows_total', 'Rows written to bulk-export destinations.'),
   exportBytes: counter('tracehouse_export_bytes_total', 'Bytes written to bulk-export destinations.'),
 
-  auditAppends: counter('tracehouse_audit_appends_total', 'Audit events appended to the log, by outcome (appended, failed).', ['outcome']),
+  auditAppends: counter('tracehouse_audit_appends_total', 'Audit records offered to the log, by outcome (stored, duplicate: a re-delivery kept once, conflict: id taken by another record, failed: the append failed and is retried).', ['outcome']),
 
   rollouts: counter('tracehouse_rollouts_total', 'Control-plane rollouts (revisions) that reached a final state.', ['state']),
   rolloutDuration: histogram('tracehouse_rollout_duration_seconds', 'Time from a revision being queued to its final state.', ['state'], LONG_SECONDS),
@@ -171,4 +172,49 @@ export async function startMetricsServer(host: string, port: number): Promise<Se
     server.listen(port, host, () => resolve());
   });
   return server;
+}
+
+/** What instrumentPgPool needs of a `pg` Pool (structural: this library does not depend on pg). */
+export interface PgPoolLike {
+  totalCount: number;
+  idleCount: number;
+  waitingCount: number;
+  on(event: 'connect', listener: (client: { query: (...args: unknown[]) => unknown }) => void): unknown;
+}
+
+const pgPools = new Set<PgPoolLike>();
+onScrape(async () => {
+  let total = 0;
+  let idle = 0;
+  let waiting = 0;
+  for (const p of pgPools) {
+    total += p.totalCount;
+    idle += p.idleCount;
+    waiting += p.waitingCount;
+  }
+  METRICS.postgresPoolConnections.set({ state: 'total' }, total);
+  METRICS.postgresPoolConnections.set({ state: 'idle' }, idle);
+  METRICS.postgresPoolConnections.set({ state: 'waiting' }, waiting);
+});
+
+/**
+ * Times the promise-returning queries of a pg pool's connections and counts its connections at scrape time
+ * (`forget` it when the pool ends). Callback and streaming queries pass through untimed.
+ */
+export function instrumentPgPool(pool: PgPoolLike): { forget(): void } {
+  pgPools.add(pool);
+  pool.on('connect', (client) => {
+    const query = client.query.bind(client);
+    client.query = (...args: unknown[]) => {
+      const out = query(...args);
+      if (!(out instanceof Promise)) return out;
+      const end = METRICS.postgresQueryDuration.startTimer();
+      out.then(
+        () => end({ outcome: 'ok' }),
+        () => end({ outcome: 'error' }),
+      );
+      return out;
+    };
+  });
+  return { forget: () => void pgPools.delete(pool) };
 }
