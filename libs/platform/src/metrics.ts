@@ -37,17 +37,17 @@ export const METRICS = {
 
   writerBatchSize: histogram('tracehouse_writer_batch_messages', 'Messages in each batch the run writer handled.', [], COUNTS),
   writerRows: counter('tracehouse_writer_rows_total', 'Run versions the writer landed in ClickHouse.'),
-  writerInsertDuration: histogram('tracehouse_writer_insert_duration_seconds', "Time of each of the writer's grouped inserts.", ['outcome'], SECONDS),
+  writerInsertDuration: histogram('tracehouse_writer_insert_duration_seconds', "Time of each of the writer's grouped inserts, by outcome (ok, error).", ['outcome'], SECONDS),
   writerInsertBytes: histogram('tracehouse_writer_insert_bytes', "Body size of each of the writer's grouped inserts.", [], [16_384, 65_536, 262_144, 1_048_576, 4_194_304, 16_777_216, 67_108_864]),
   writerFailures: counter('tracehouse_writer_failed_batches_total', 'Writer batches whose rows could not be written (the batch is retried).'),
   writerCacheEntries: gauge('tracehouse_writer_merge_cache_entries', "Runs in the writer's merge cache."),
 
-  clickhouseQueryDuration: histogram('tracehouse_clickhouse_query_duration_seconds', 'ClickHouse statements, by kind (query, command, insert) and outcome.', ['kind', 'outcome'], SECONDS),
+  clickhouseQueryDuration: histogram('tracehouse_clickhouse_query_duration_seconds', 'ClickHouse statements, by kind (query, command, insert, ping) and outcome (ok, error).', ['kind', 'outcome'], SECONDS),
   clickhouseInFlight: gauge('tracehouse_clickhouse_statements_in_flight', 'ClickHouse statements under way on this process (its connection lanes in use).'),
-  postgresQueryDuration: histogram('tracehouse_postgres_query_duration_seconds', 'PostgreSQL queries, by outcome.', ['outcome'], SECONDS),
+  postgresQueryDuration: histogram('tracehouse_postgres_query_duration_seconds', 'PostgreSQL queries, by outcome (ok, error).', ['outcome'], SECONDS),
   postgresPoolConnections: gauge('tracehouse_postgres_pool_connections', 'PostgreSQL pool connections, by state (total, idle, waiting: requests waiting for one).', ['state']),
 
-  rateLimitDecisions: counter('tracehouse_rate_limit_decisions_total', 'Rate-limit checks, by rule and decision (allowed, limited).', ['rule', 'decision']),
+  rateLimitDecisions: counter('tracehouse_rate_limit_decisions_total', 'Rate-limit checks, by rule id and decision (allowed, limited, store-down).', ['rule', 'decision']),
 
   exportJobs: counter('tracehouse_export_job_transitions_total', 'Bulk-export jobs (and their runs) entering a state.', ['state']),
   exportRunning: gauge('tracehouse_export_runs_in_progress', 'Bulk-export runs this worker is writing now.'),
