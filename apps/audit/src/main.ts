@@ -6,7 +6,7 @@ import { AuthGuard, IDENTITY_RESOLVER, INTERNAL_SIGNING_KEY, SignedHeaderIdentit
 import { AuditClientModule } from '@th/audit-client';
 import { BusModule, EventBus, kafkaOptionsFromConfig, startBusConsumers } from '@th/bus';
 import { loadConfig } from '@th/config';
-import { openServiceDataSource } from '@th/database';
+import { PostgresHealthModule, openServiceDataSource } from '@th/database';
 import { HealthModule, createHttpApp, listen, runUntilSignal } from '@th/platform';
 import { auditConfigSchema } from './config';
 
@@ -16,6 +16,7 @@ runUntilSignal('audit', async () => {
   @Module({
     imports: [
       HealthModule,
+      PostgresHealthModule.forRoot(db),
       BusModule.forRoot({ service: 'audit', kafka: kafkaOptionsFromConfig(config, 'audit') }),
       AuditClientModule.forRoot({ service: 'audit' }),
       AuditModule.forRoot(db, {

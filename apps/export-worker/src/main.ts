@@ -6,7 +6,7 @@ import { AuditClientModule } from '@th/audit-client';
 import { BusModule, kafkaOptionsFromConfig, startBusConsumers } from '@th/bus';
 import { ClickHouse, ClickHouseModule } from '@th/clickhouse';
 import { loadConfig } from '@th/config';
-import { openServiceDataSource } from '@th/database';
+import { PostgresHealthModule, openServiceDataSource } from '@th/database';
 import { EXPORTS_ENTITIES, EXPORTS_MIGRATIONS, EXPORTS_SCHEMA, ExportWorkerModule } from '@th/export-worker';
 import { HealthModule, createHttpApp, listen, runUntilSignal } from '@th/platform';
 import { exportWorkerConfigSchema } from './config';
@@ -18,6 +18,7 @@ runUntilSignal('export-worker', async () => {
   @Module({
     imports: [
       HealthModule,
+      PostgresHealthModule.forRoot(db),
       BusModule.forRoot({ service: 'export-worker', kafka: kafkaOptionsFromConfig(config, 'export-worker') }),
       AuditClientModule.forRoot({ service: 'export-worker' }),
       ClickHouseModule.forRoot(ch),

@@ -6,7 +6,7 @@ import { AuditClientModule } from '@th/audit-client';
 import { BusModule, kafkaOptionsFromConfig, startBusConsumers } from '@th/bus';
 import { ClickHouse, ClickHouseModule } from '@th/clickhouse';
 import { loadConfig } from '@th/config';
-import { openServiceDataSource } from '@th/database';
+import { PostgresHealthModule, openServiceDataSource } from '@th/database';
 import { FeedbackModule, FeedbackQueryService } from '@th/feedback';
 import { HealthModule, createHttpApp, listen, runUntilSignal } from '@th/platform';
 import { ProjectsService, QUERY_ENTITIES, QUERY_MIGRATIONS, QueryModule, RunsService } from '@th/query';
@@ -26,6 +26,7 @@ runUntilSignal('query', async () => {
   @Module({
     imports: [
       HealthModule,
+      PostgresHealthModule.forRoot(db),
       BusModule.forRoot({
         service: 'query',
         kafka: kafkaOptionsFromConfig(config, 'query'),
