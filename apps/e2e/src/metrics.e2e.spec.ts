@@ -9,7 +9,7 @@ import { api, eventually, makeRun } from './cluster-client';
 // Needs `npm run build` and Prometheus (`scripts/test.js` installs Debian's package when missing). Every app of
 // the cluster form, an agent server and the standalone service run as their own processes; a real Prometheus
 // started here scrapes each once a second and answers queries for their metrics.
-jest.setTimeout(600_000);
+jest.setTimeout(900_000);
 
 const step = (what: string) => process.stdout.write(`${new Date().toISOString()} ${what}\n`);
 
@@ -34,6 +34,8 @@ async function startPrometheus(dir: string, targets: Record<App, string>): Promi
   child.stdout?.on('data', keep);
   child.stderr?.on('data', keep);
   const url = `http://127.0.0.1:${port}`;
+  const killOnExit = () => child.kill('SIGKILL');
+  process.once('exit', killOnExit);
   await eventually(
     () => fetch(`${url}/-/ready`).then((r) => r.status, () => 0),
     (s) => s === 200,
@@ -66,16 +68,6 @@ describe('a real Prometheus scrapes every app', () => {
     cluster = await startCluster({ sharedKafka: true, exportWorkerEnv: {}, auditEnv: {} });
     db = await createTestDatabase('th_metrics');
     standaloneDb = await createTestDatabase('th_metrics_sa');
-    step('starting the control plane');
-    controlPlane = await startAppProcess('control-plane', {
-      INTERNAL_SIGNING_KEY: cluster.env.INTERNAL_SIGNING_KEY,
-      KAFKA_BROKERS: cluster.env.KAFKA_BROKERS,
-      KAFKA_PREFIX: cluster.kafkaPrefix,
-      DATABASE_URL: db.url,
-      CONTROL_PLANE_SECRETS_KEY: randomBytes(24).toString('hex'),
-      CONTROL_PLANE_INSTALLATION: 'cloud',
-      DATA_DIR: join(work, 'cp'),
-    });
     const graphs = join(work, 'graphs');
     mkdirSync(graphs);
     writeFileSync(join(graphs, 'langgraph.json'), JSON.stringify({ graphs: { echo: './graph.js:graph' } }));
@@ -85,10 +77,20 @@ describe('a real Prometheus scrapes every app', () => {
 module.exports.graph = new StateGraph(MessagesAnnotation).addNode('echo', async () => ({ messages: [{ role: 'assistant', content: 'hi' }] }))
   .addEdge(START, 'echo').addEdge('echo', END).compile();`,
     );
-    step('starting an agent server');
-    agentServer = await startAppProcess('agent-server', { DATABASE_URL: db.url, GRAPHS_CONFIG: join(graphs, 'langgraph.json') });
-    step('starting the standalone service');
-    standalone = await startAppProcess('standalone', { DATA_DIR: join(work, 'standalone'), DATABASE_URL: standaloneDb.url, BOOTSTRAP_API_KEY: `th_${randomBytes(12).toString('hex')}`, PRINT_BANNER: 'false' }, { timeoutMs: 150_000 });
+    step('starting the control plane, an agent server and the standalone service');
+    [controlPlane, agentServer, standalone] = await Promise.all([
+      startAppProcess('control-plane', {
+        INTERNAL_SIGNING_KEY: cluster.env.INTERNAL_SIGNING_KEY,
+        KAFKA_BROKERS: cluster.env.KAFKA_BROKERS,
+        KAFKA_PREFIX: cluster.kafkaPrefix,
+        DATABASE_URL: db.url,
+        CONTROL_PLANE_SECRETS_KEY: randomBytes(24).toString('hex'),
+        CONTROL_PLANE_INSTALLATION: 'cloud',
+        DATA_DIR: join(work, 'cp'),
+      }),
+      startAppProcess('agent-server', { DATABASE_URL: db.url, GRAPHS_CONFIG: join(graphs, 'langgraph.json') }),
+      startAppProcess('standalone', { DATA_DIR: join(work, 'standalone'), DATABASE_URL: standaloneDb.url, BOOTSTRAP_API_KEY: `th_${randomBytes(12).toString('hex')}`, PRINT_BANNER: 'false' }, { timeoutMs: 300_000 }),
+    ]);
     step('starting Prometheus');
     prom = await startPrometheus(work, {
       gateway: cluster.gateway.url,
