@@ -38,6 +38,12 @@ export function routeFor(method: string, path: string, up: Upstreams): string | 
   return upstreamOf(ROUTES.match(method, path), up);
 }
 
+/** The route table's entry of a request the gateway forwards (null: served by the gateway itself, or no route). */
+export function proxiedRoute(method: string, path: string, up: Upstreams): RouteSpec | null {
+  const route = ROUTES.match(method, path);
+  return upstreamOf(route, up) === null ? null : route;
+}
+
 function upstreamOf(route: RouteSpec | null, up: Upstreams): string | null {
   if (route === null || route.service === 'gateway') return null;
   return up[UPSTREAM_OF[route.service]] ?? UNCONFIGURED_UPSTREAM;
