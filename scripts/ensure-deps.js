@@ -89,6 +89,16 @@ function ensureChromium() {
   aptInstall('chromium');
 }
 
+/** Prometheus and promtool (Debian's package): the alert-rule and scrape tests of deploy/prometheus run them. */
+function ensurePrometheus() {
+  if (process.platform !== 'linux' || (hasCommand('prometheus') && hasCommand('promtool'))) return;
+  if (process.getuid?.() !== 0 || !hasCommand('apt-get')) {
+    process.stdout.write('prometheus is missing and this is not root: install it (apt-get install -y prometheus) for the metrics tests\n');
+    return;
+  }
+  aptInstall('prometheus');
+}
+
 /** Newest modification time of the files under `dir` (0 when it does not exist). */
 function newestMtime(dir) {
   if (!fs.existsSync(dir)) return 0;
@@ -119,7 +129,7 @@ function build() {
   buildWeb();
 }
 
-module.exports = { ensureDeps, ensureSandboxTools, ensureChromium, build, buildWeb, run, root, CHROMIUM };
+module.exports = { ensureDeps, ensureSandboxTools, ensureChromium, ensurePrometheus, build, buildWeb, run, root, CHROMIUM };
 if (require.main === module) {
   ensureDeps();
   build();

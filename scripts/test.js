@@ -6,7 +6,7 @@
 // changed since they last passed (a stamp in .cache), only the matching jest suites run, and the Python suites run only
 // when an argument names them (`python`, e.g. `npm test -- python`).
 'use strict';
-const { ensureDeps, ensureSandboxTools, ensureChromium, build, run, root } = require('./ensure-deps');
+const { ensureDeps, ensureSandboxTools, ensureChromium, ensurePrometheus, build, run, root } = require('./ensure-deps');
 const { createHash } = require('node:crypto');
 const fs = require('node:fs');
 const path = require('node:path');
@@ -48,6 +48,7 @@ const unchanged = focused && built && fs.existsSync(stampFile) && fs.readFileSyn
 ensureDeps();
 ensureSandboxTools();
 ensureChromium();
+ensurePrometheus();
 if (unchanged) {
   process.stdout.write('Sources unchanged since the last checked build: skipping the build, type-check and lint.\n');
 } else {

@@ -5,7 +5,7 @@ import { signedIdentityProviders } from '@th/auth';
 import { AuditClientModule } from '@th/audit-client';
 import { BusModule, EventBus, kafkaOptionsFromConfig, startBusConsumers } from '@th/bus';
 import { loadConfig } from '@th/config';
-import { openServiceDataSource } from '@th/database';
+import { PostgresHealthModule, openServiceDataSource } from '@th/database';
 import { HealthModule, createHttpApp, listen, runUntilSignal } from '@th/platform';
 import { auditConfigSchema } from './config';
 
@@ -15,6 +15,7 @@ runUntilSignal('audit', async () => {
   @Module({
     imports: [
       HealthModule,
+      PostgresHealthModule.forRoot(db),
       BusModule.forRoot({ service: 'audit', kafka: kafkaOptionsFromConfig(config, 'audit') }),
       AuditClientModule.forRoot({ service: 'audit' }),
       AuditModule.forRoot(db, {
@@ -30,7 +31,7 @@ runUntilSignal('audit', async () => {
     ],
   })
   class AuditAppModule {}
-  const app = await createHttpApp(AuditAppModule, { service: 'audit', logLevel: config.LOG_LEVEL, maxBodyBytes: config.MAX_BODY_BYTES });
+  const app = await createHttpApp(AuditAppModule, { service: 'audit', logLevel: config.LOG_LEVEL, maxBodyBytes: config.MAX_BODY_BYTES, metrics: config });
   await app.get(EventBus).healthy(); // joins the bus: topics exist
   await startBusConsumers(app);
   return listen(app, config.HOST, config.PORT, () => db.destroy());

@@ -5,7 +5,7 @@ import { AuditClientModule } from '@th/audit-client';
 import { BusModule, kafkaOptionsFromConfig, startBusConsumers } from '@th/bus';
 import { ClickHouse, ClickHouseModule } from '@th/clickhouse';
 import { loadConfig } from '@th/config';
-import { openServiceDataSource } from '@th/database';
+import { PostgresHealthModule, openServiceDataSource } from '@th/database';
 import { EXPORTS_ENTITIES, EXPORTS_MIGRATIONS, EXPORTS_SCHEMA, ExportWorkerModule } from '@th/export-worker';
 import { HealthModule, createHttpApp, listen, runUntilSignal } from '@th/platform';
 import { exportWorkerConfigSchema } from './config';
@@ -17,6 +17,7 @@ runUntilSignal('export-worker', async () => {
   @Module({
     imports: [
       HealthModule,
+      PostgresHealthModule.forRoot(db),
       BusModule.forRoot({ service: 'export-worker', kafka: kafkaOptionsFromConfig(config, 'export-worker') }),
       AuditClientModule.forRoot({ service: 'export-worker' }),
       ClickHouseModule.forRoot(ch),
@@ -38,7 +39,7 @@ runUntilSignal('export-worker', async () => {
     ],
   })
   class ExportWorkerAppModule {}
-  const app = await createHttpApp(ExportWorkerAppModule, { service: 'export-worker', logLevel: config.LOG_LEVEL, maxBodyBytes: config.MAX_BODY_BYTES });
+  const app = await createHttpApp(ExportWorkerAppModule, { service: 'export-worker', logLevel: config.LOG_LEVEL, maxBodyBytes: config.MAX_BODY_BYTES, metrics: config });
   await startBusConsumers(app);
   return listen(app, config.HOST, config.PORT, () => db.destroy());
 });

@@ -5,7 +5,7 @@ import { AuditClientModule } from '@th/audit-client';
 import { BusModule, kafkaOptionsFromConfig, startBusConsumers } from '@th/bus';
 import { ClickHouse, ClickHouseModule } from '@th/clickhouse';
 import { loadConfig } from '@th/config';
-import { openServiceDataSource } from '@th/database';
+import { PostgresHealthModule, openServiceDataSource } from '@th/database';
 import { FeedbackModule, FeedbackQueryService } from '@th/feedback';
 import { HealthModule, createHttpApp, listen, runUntilSignal } from '@th/platform';
 import { ProjectsService, QUERY_ENTITIES, QUERY_MIGRATIONS, QueryModule, RunsService } from '@th/query';
@@ -25,6 +25,7 @@ runUntilSignal('query', async () => {
   @Module({
     imports: [
       HealthModule,
+      PostgresHealthModule.forRoot(db),
       BusModule.forRoot({
         service: 'query',
         kafka: kafkaOptionsFromConfig(config, 'query'),
@@ -42,7 +43,7 @@ runUntilSignal('query', async () => {
     ],
   })
   class QueryAppModule {}
-  const app = await createHttpApp(QueryAppModule, { service: 'query', logLevel: config.LOG_LEVEL, maxBodyBytes: config.MAX_BODY_BYTES });
+  const app = await createHttpApp(QueryAppModule, { service: 'query', logLevel: config.LOG_LEVEL, maxBodyBytes: config.MAX_BODY_BYTES, metrics: config });
   await startBusConsumers(app);
   return listen(app, config.HOST, config.PORT, () => Promise.all([db.destroy(), datasetsDb.destroy(), promptHubDb.destroy()]));
 });

@@ -172,7 +172,7 @@ export async function startStandalone(config: StandaloneConfig): Promise<Running
         batchSizeLimit: config.INGEST_BATCH_SIZE_LIMIT,
       },
     }),
-    { service: 'standalone', logLevel: config.LOG_LEVEL, maxBodyBytes: config.MAX_BODY_BYTES, beforeBody: [rateLimit.middleware], webDir: config.WEB_DIR },
+    { service: 'standalone', logLevel: config.LOG_LEVEL, maxBodyBytes: config.MAX_BODY_BYTES, metrics: config, beforeBody: [rateLimit.middleware], webDir: config.WEB_DIR },
   );
   const seeded = await identity.bootstrap(apiKey);
   await startBusConsumers(app);

@@ -1,6 +1,6 @@
 import { Logger } from '@nestjs/common';
 import { Pool } from 'pg';
-import { OutboundPolicy } from '@th/platform';
+import { instrumentPgPool, OutboundPolicy } from '@th/platform';
 import type { AgentServerConfig } from './agent-server.config';
 import { agentRepositories } from './agent-repositories';
 import { AgentCheckpointer } from './checkpointer';
@@ -38,6 +38,7 @@ export class AgentRuntime {
   static async start(config: AgentServerConfig): Promise<AgentRuntime> {
     const pool = new Pool({ connectionString: config.DATABASE_URL, max: config.DATABASE_POOL_SIZE });
     pool.on('error', (err) => new Logger('agent-server').warn({ msg: 'idle database connection failed', error: err.message }));
+    instrumentPgPool(pool);
     try {
       const saver = new AgentCheckpointer(pool, AGENT_SCHEMA);
       await migrateAgentSchema(pool, () => saver.setup());

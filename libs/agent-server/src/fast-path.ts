@@ -1,6 +1,6 @@
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import { Logger, type INestApplication } from '@nestjs/common';
-import { errorResponse, jsonDecodeError, JsonTooDeepError, jsonTooDeepItem, parseClientJson } from '@th/platform';
+import { errorResponse, httpMetricsMiddleware, jsonDecodeError, JsonTooDeepError, jsonTooDeepItem, parseClientJson, setRouteTemplate } from '@th/platform';
 import { AGENT_SERVICE } from './agent-service.token';
 import { toRun } from './agent.repository';
 import type { AgentService } from './agent.service';
@@ -27,11 +27,15 @@ export function installFastPath(app: INestApplication, maxBodyBytes: number): vo
   server.on('request', (req: IncomingMessage, res: ServerResponse) => {
     const route = match(req, maxBodyBytes);
     if (route === null) return fallback(req, res);
-    serve(agents, req, res, route).catch((err: unknown) => fail(logger, res, err));
+    setRouteTemplate(req, TEMPLATES[route.kind]);
+    httpMetricsMiddleware(req, res, () => serve(agents, req, res, route).catch((err: unknown) => fail(logger, res, err)));
   });
 }
 
 type Route = { kind: 'thread' } | { kind: 'run'; threadId: string } | { kind: 'join'; threadId: string; runId: string };
+
+/** Each fast route's template, as its entry in AGENT_SERVER_ROUTES writes it (the metrics' route label). */
+const TEMPLATES: Record<Route['kind'], string> = { thread: '/threads', run: '/threads/{thread_id}/runs', join: '/threads/{thread_id}/runs/{run_id}/join' };
 
 const plainSegment = (s: string | undefined): s is string => s !== undefined && s !== '' && !s.includes('%');
 

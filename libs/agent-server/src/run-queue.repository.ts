@@ -63,6 +63,12 @@ export class RunQueueRepository extends AgentDb {
     return r.rows[0] ?? null;
   }
 
+  /** Runs waiting to be taken (the metrics' queue depth). */
+  async pendingCount(): Promise<number> {
+    const r = await this.pool.query<{ n: string }>(`SELECT count(*) AS n FROM ${S}.runs WHERE status = 'pending'`);
+    return Number(r.rows[0]?.n ?? 0);
+  }
+
   async cancelActionOf(runId: string): Promise<RunRow['cancel_action']> {
     const r = await this.pool.query<{ cancel_action: RunRow['cancel_action'] }>(`SELECT cancel_action FROM ${S}.runs WHERE run_id = $1`, [runId]);
     return r.rows[0]?.cancel_action ?? null;

@@ -1,6 +1,7 @@
 import { Logger } from '@nestjs/common';
 import { randomUUID } from 'node:crypto';
 import { Command } from '@langchain/langgraph';
+import { METRICS, onScrape } from '@th/platform';
 import type { AgentRunStatus, AgentThreadStatus } from '@th/contracts';
 import type { DirectClaim, FinishOutcome, RunRow } from './agent.repository';
 import type { AgentRepositories } from './agent-repositories';
@@ -114,6 +115,7 @@ export class RunWorker {
         if (a) void this.checkCancel(a);
       }),
     );
+    this.offs.push(onScrape(async () => METRICS.agentQueueDepth.set(await this.repo.queue.pendingCount())));
     this.reaper = setInterval(() => void this.reap(), Math.max(500, (this.opts.leaseSeconds * 1000) / 2));
     this.reaper.unref();
     void this.reap();
@@ -122,6 +124,7 @@ export class RunWorker {
   private async reap(): Promise<void> {
     try {
       const r = await this.repo.queue.reapExpired(this.opts.maxAttempts);
+      if (r.requeued || r.failed.length) METRICS.agentLeaseReaps.inc(r.requeued + r.failed.length);
       if (r.requeued || r.failed.length) this.logger.warn({ msg: 'runs with lapsed leases', requeued: r.requeued, failed: r.failed.length });
       for (const run of r.failed) this.opts.ended?.runEnded(run);
     } catch (err) {
@@ -283,6 +286,7 @@ export class RunWorker {
 
   private async run(a: Active): Promise<void> {
     const { run } = a;
+    const started = performance.now();
     const writer = new EventWriter(this.repo, run.run_id);
     const loaded = this.graphs.get(run.graph_id);
     const kw = run.kwargs as {
@@ -365,6 +369,8 @@ export class RunWorker {
     const { done, ended } = await this.repo.queue.finishRun(run, this.owner, outcome);
     // Waiters in this process get the committed row at once; the NOTIFY tells every process.
     if (ended) {
+      METRICS.agentRuns.inc({ status: ended.status });
+      METRICS.agentRunDuration.observe({ status: ended.status }, (performance.now() - started) / 1000);
       a.ended = ended;
       this.notifier.publishLocal(CHANNELS.done, run.run_id, ended);
       this.opts.ended?.runEnded(ended);

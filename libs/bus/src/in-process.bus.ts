@@ -1,6 +1,6 @@
 import { Logger } from '@nestjs/common';
 import type { TopicName, TopicPayload } from '@th/contracts';
-import { DomainError, ErrorCode } from '@th/platform';
+import { DomainError, ErrorCode , METRICS, onScrape } from '@th/platform';
 import { BatchHandler, BusMessage, EventBus, OutgoingMessage, SubscribeOptions, deadLetterTopic } from './bus';
 import { decodeRecord, DurableLog, encodeRecord, type LogRecord, type Segment } from './durable-log';
 
@@ -81,6 +81,10 @@ export class InProcessBus extends EventBus {
   /** Logged messages not yet handled, and publishes waiting for that to fall below maxBacklog. */
   private backlog = 0;
   private readonly roomWaiters: (() => void)[] = [];
+  /** Lag here is what waits in each group's queue (one partition, `0`). */
+  private readonly removeScrapeHook = onScrape(async () => {
+    for (const [topic, subs] of this.subs) for (const s of subs) METRICS.kafkaConsumerLag.set({ topic, partition: '0', group: s.groupId }, s.queue.length);
+  });
 
   constructor(opts: InProcessBusOptions = {}) {
     super();
@@ -236,7 +240,9 @@ export class InProcessBus extends EventBus {
     for (let attempt = 1; ; attempt++) {
       try {
         const result = await sub.handler(batch.map(messageOf), hooks);
+        METRICS.kafkaConsumedMessages.inc({ topic: sub.topic, group: sub.groupId }, batch.length);
         for (const r of result?.rejected ?? []) {
+          METRICS.deadLettered.inc({ topic: sub.topic, reason: 'rejected' });
           this.logger.warn({ msg: 'message dead-lettered', topic: sub.topic, dlq: deadLetterTopic(sub.topic), reason: r.reason });
           this.deadLetters.push(r.message);
           if (this.deadLetters.length > 1000) this.deadLetters.shift();
@@ -248,6 +254,7 @@ export class InProcessBus extends EventBus {
         }
         return;
       } catch (err) {
+        METRICS.kafkaBatchRetries.inc({ topic: sub.topic, group: sub.groupId });
         if (batch.every((p) => p.logged)) {
           // The publishers have their 2xx and the log keeps the records: try until handled (or closed,
           // and the next start hands them over again).
@@ -274,6 +281,7 @@ export class InProcessBus extends EventBus {
 
   async close(): Promise<void> {
     this.closed = true;
+    this.removeScrapeHook();
     for (const wake of this.roomWaiters.splice(0)) wake();
     for (let i = 0; i < 200; i++) {
       const busy = [...this.subs.values()].flat().some((s) => s.running > 0 || s.queue.length > 0);

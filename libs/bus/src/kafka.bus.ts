@@ -1,6 +1,7 @@
 import { Logger } from '@nestjs/common';
 import { Kafka, logLevel, type Consumer, type Producer, type KafkaMessage, type Admin, CompressionTypes } from 'kafkajs';
 import { TOPICS, topicPayloadSchemas, type TopicName, type TopicPayload } from '@th/contracts';
+import { METRICS, onScrape } from '@th/platform';
 import { BatchHandler, BusMessage, EventBus, OutgoingMessage, SubscribeOptions, deadLetterTopic } from './bus';
 
 export interface KafkaBusOptions {
@@ -26,10 +27,19 @@ export function kafkaOptionsFromConfig(
   };
 }
 
+/** A message sent to the dead-letter topic; `kind` is the metrics' bounded reason. */
+interface Poison {
+  raw: KafkaMessage;
+  kind: 'invalid_json' | 'schema' | 'rejected';
+  reason: string;
+}
+
 const MAX_PRODUCE_BYTES = 4 * 1024 * 1024;
 
 interface QueuedSend {
   topic: string;
+  /** The topic's name in TOPICS (the metrics' label: the same on every installation). */
+  label: string;
   messages: { key: string; value: string; headers?: Record<string, string> }[];
   done: () => void;
   fail: (err: unknown) => void;
@@ -50,6 +60,7 @@ export class KafkaBus extends EventBus {
   private queue: QueuedSend[] = [];
   private sending = false;
   private closed = false;
+  private readonly scrapeHooks: (() => void)[] = [];
 
   constructor(private readonly opts: KafkaBusOptions) {
     super();
@@ -100,12 +111,12 @@ export class KafkaBus extends EventBus {
   async publish<T extends TopicName>(topic: T, messages: OutgoingMessage<TopicPayload<T>>[]): Promise<void> {
     if (messages.length === 0) return;
     await this.start();
-    await this.enqueue(this.onBroker(topic), messages.map((m) => ({ key: m.key, value: JSON.stringify(m.value), headers: m.headers })));
+    await this.enqueue(topic, messages.map((m) => ({ key: m.key, value: JSON.stringify(m.value), headers: m.headers })));
   }
 
-  private enqueue(topic: string, messages: QueuedSend['messages']): Promise<void> {
+  private enqueue(label: string, messages: QueuedSend['messages']): Promise<void> {
     return new Promise<void>((done, fail) => {
-      this.queue.push({ topic, messages, done, fail });
+      this.queue.push({ topic: this.onBroker(label), label, messages, done, fail });
       void this.flush();
     });
   }
@@ -130,6 +141,7 @@ export class KafkaBus extends EventBus {
           if (list) for (const m of q.messages) list.push(m);
           else byTopic.set(q.topic, [...q.messages]);
         }
+        const timer = METRICS.kafkaProduceDuration.startTimer({ topic: batch[0].label });
         try {
           await this.producer.sendBatch({
             acks: -1,
@@ -137,10 +149,17 @@ export class KafkaBus extends EventBus {
             compression: CompressionTypes.None,
             topicMessages: [...byTopic].map(([topic, msgs]) => ({ topic, messages: msgs })),
           });
-          for (const q of batch) q.done();
+          timer();
+          for (const q of batch) {
+            METRICS.kafkaProducedMessages.inc({ topic: q.label }, q.messages.length);
+            q.done();
+          }
         } catch (err) {
           this.logger.error({ msg: 'produce failed', error: String(err) });
-          for (const q of batch) q.fail(err);
+          for (const q of batch) {
+            METRICS.kafkaProduceErrors.inc({ topic: q.label }, q.messages.length);
+            q.fail(err);
+          }
         }
       }
     } finally {
@@ -165,6 +184,7 @@ export class KafkaBus extends EventBus {
     }
     await consumer.connect();
     await consumer.subscribe({ topic: this.onBroker(topic), fromBeginning: true });
+    this.scrapeHooks.push(onScrape(() => this.measureLag(topic, opts.groupId)));
     const schema = topicPayloadSchemas[topic];
     await consumer.run({
       autoCommit: false,
@@ -174,19 +194,19 @@ export class KafkaBus extends EventBus {
       eachBatch: async ({ batch, heartbeat, isRunning, isStale, resolveOffset }) => {
         if (batch.messages.length === 0) return;
         const parsed: BusMessage<TopicPayload<T>>[] = [];
-        const poison: { raw: KafkaMessage; reason: string }[] = [];
+        const poison: Poison[] = [];
         for (const raw of batch.messages) {
           const text = raw.value?.toString('utf8') ?? '';
           let value: unknown;
           try {
             value = JSON.parse(text);
           } catch (err) {
-            poison.push({ raw, reason: `invalid JSON: ${(err as Error).message}` });
+            poison.push({ raw, kind: 'invalid_json', reason: `invalid JSON: ${(err as Error).message}` });
             continue;
           }
           const result = schema.safeParse(value);
           if (!result.success) {
-            poison.push({ raw, reason: `schema: ${result.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}` });
+            poison.push({ raw, kind: 'schema', reason: `schema: ${result.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}` });
             continue;
           }
           parsed.push({
@@ -204,11 +224,12 @@ export class KafkaBus extends EventBus {
           try {
             const result = parsed.length > 0 ? await handler(parsed) : undefined;
             for (const r of result?.rejected ?? []) {
-              poison.push({ raw: batch.messages.find((m) => m.offset === r.message.offset)!, reason: r.reason });
+              poison.push({ raw: batch.messages.find((m) => m.offset === r.message.offset)!, kind: 'rejected', reason: r.reason });
             }
             break;
           } catch (err) {
             attempt++;
+            METRICS.kafkaBatchRetries.inc({ topic, group: opts.groupId });
             this.logger.warn({ msg: 'batch handler failed, retrying', topic, partition: batch.partition, attempt, error: String(err) });
             await heartbeat().catch(() => undefined);
             await new Promise((r) => setTimeout(r, Math.min(5_000, 100 * 2 ** attempt)));
@@ -219,15 +240,32 @@ export class KafkaBus extends EventBus {
         // Resolving moves kafkajs's fetch position past the batch; committing makes it durable.
         resolveOffset(last);
         await consumer.commitOffsets([{ topic: batch.topic, partition: batch.partition, offset: (BigInt(last) + 1n).toString() }]);
+        METRICS.kafkaConsumedMessages.inc({ topic, group: opts.groupId }, batch.messages.length);
         await heartbeat().catch(() => undefined);
       },
     });
   }
 
-  private async deadLetter(topic: string, partition: number, poison: { raw: KafkaMessage; reason: string }[]): Promise<void> {
+  /**
+   * The group's lag on each partition of the topic, from the broker (committed offsets against the high
+   * watermarks): right also while a handler is stuck, when no batch completes to report it.
+   */
+  private async measureLag(topic: string, groupId: string): Promise<void> {
+    const onBroker = this.onBroker(topic);
+    const [ends, committed] = await Promise.all([this.admin.fetchTopicOffsets(onBroker), this.admin.fetchOffsets({ groupId: this.onBroker(groupId), topics: [onBroker] })]);
+    const done = new Map((committed[0]?.partitions ?? []).map((p) => [p.partition, BigInt(p.offset)]));
+    for (const p of ends) {
+      const at = done.get(p.partition) ?? -1n;
+      const lag = BigInt(p.high) - (at < 0n ? BigInt(p.low) : at);
+      METRICS.kafkaConsumerLag.set({ topic, partition: String(p.partition), group: groupId }, Number(lag < 0n ? 0n : lag));
+    }
+  }
+
+  private async deadLetter(topic: string, partition: number, poison: Poison[]): Promise<void> {
     const now = new Date().toISOString();
+    for (const p of poison) METRICS.deadLettered.inc({ topic, reason: p.kind });
     await this.enqueue(
-      this.onBroker(deadLetterTopic(topic)),
+      deadLetterTopic(topic),
       poison.map(({ raw, reason }) => ({
             key: raw.key?.toString('utf8') ?? '',
             value: JSON.stringify({
@@ -247,6 +285,7 @@ export class KafkaBus extends EventBus {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
+    for (const remove of this.scrapeHooks) remove();
     await Promise.all(this.consumers.map((c) => c.disconnect().catch(() => undefined)));
     for (let i = 0; i < 200 && (this.sending || this.queue.length > 0); i++) await new Promise((r) => setTimeout(r, 25));
     await this.producer.disconnect().catch(() => undefined);

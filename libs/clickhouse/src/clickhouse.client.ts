@@ -3,6 +3,7 @@ import { Readable } from 'node:stream';
 import { createClient, type ClickHouseClient } from '@clickhouse/client';
 import { migrateClickHouse } from './migrator';
 import { inlineParams, quoteString } from './inline-params';
+import { METRICS } from '@th/platform';
 
 export type QueryParams = Record<string, unknown>;
 
@@ -44,14 +45,21 @@ export class ClickHouse {
     readonly target: ClickHouseTarget,
   ) {}
 
-  /** The least busy lane, held for the duration of `fn`. */
-  private async on<T>(fn: (lane: Lane) => Promise<T>): Promise<T> {
+  /** The least busy lane, held for the duration of `fn` (timed as a statement of `kind`). */
+  private async on<T>(kind: 'query' | 'command' | 'insert' | 'ping', fn: (lane: Lane) => Promise<T>): Promise<T> {
     let lane = this.lanes[0];
     for (const l of this.lanes) if (l.busy < lane.busy) lane = l;
     lane.busy++;
+    METRICS.clickhouseInFlight.inc();
+    const end = METRICS.clickhouseQueryDuration.startTimer({ kind });
+    let outcome = 'error';
     try {
-      return await fn(lane);
+      const out = await fn(lane);
+      outcome = 'ok';
+      return out;
     } finally {
+      end({ outcome });
+      METRICS.clickhouseInFlight.dec();
       lane.busy--;
     }
   }
@@ -94,7 +102,7 @@ export class ClickHouse {
   }
 
   async query<T>(sql: string, params: QueryParams = {}, settings: Record<string, string | number> = {}): Promise<T[]> {
-    return this.on(async (lane) => {
+    return this.on('query', async (lane) => {
       const rs = await lane.client.query({
         ...this.bound(lane, sql, params),
         format: 'JSONEachRow',
@@ -105,7 +113,7 @@ export class ClickHouse {
   }
 
   async command(sql: string, params: QueryParams = {}, settings: Record<string, string | number> = {}): Promise<void> {
-    await this.on((lane) => lane.client.command({ ...this.bound(lane, sql, params), clickhouse_settings: settings }));
+    await this.on('command', (lane) => lane.client.command({ ...this.bound(lane, sql, params), clickhouse_settings: settings }));
   }
 
   /** Inserts a pre-serialized JSONEachRow body: the engine parses it, not Node. */
@@ -133,7 +141,7 @@ export class ClickHouse {
       this.binaryTail = run.catch(() => undefined);
       return run;
     }
-    await this.on(async ({ client }) => {
+    await this.on('insert', async ({ client }) => {
       const rs = await client.exec({
         query: `INSERT INTO ${table} (${columns.join(', ')}) FORMAT RowBinary`,
         values: Readable.from([body], { objectMode: false }),
@@ -165,7 +173,7 @@ export class ClickHouse {
 
   private async insertRaw(table: string, format: string, columns: readonly string[] | null, body: Buffer, settings: Record<string, string | number>): Promise<void> {
     if (body.length === 0) return;
-    await this.on(async ({ client, raw }) => {
+    await this.on('insert', async ({ client, raw }) => {
       if (raw) {
         await raw.rawInsert({ table, values: body, format, settings, ...(columns ? { columns: [...columns] } : {}) });
         return;
@@ -180,7 +188,7 @@ export class ClickHouse {
   }
 
   async ping(): Promise<void> {
-    const r = await this.on((lane) => lane.client.ping());
+    const r = await this.on('ping', (lane) => lane.client.ping());
     if (!r.success) throw r.error;
   }
 

@@ -62,6 +62,10 @@ export const commonConfigShape = {
    * package version: this release implements those features, so it reports 0.18.0.
    */
   SERVICE_VERSION: z.string().default(DEFAULT_SERVICE_VERSION),
+  /** Serve Prometheus metrics on this port (unauthenticated, on HOST) instead of /metrics on the public port. */
+  METRICS_PORT: z.coerce.number().int().min(1).max(65535).optional(),
+  /** On the public port, /metrics asks for `Authorization: Bearer <METRICS_TOKEN>`; unset: open (see docs/metrics.md). */
+  METRICS_TOKEN: secret(z.string().min(16).optional()),
 };
 
 export const kafkaConfigShape = {

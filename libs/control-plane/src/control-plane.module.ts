@@ -13,7 +13,7 @@ import { ListenersController } from './listeners/listeners.controller';
 import { ListenersRepository } from './listeners/listeners.repository';
 import { ControlPlaneMigration } from './migrations';
 import { ControlPlaneOpenApiController } from './openapi/openapi.controller';
-import { OutboundPolicy } from '@th/platform';
+import { HealthRegistry, OutboundPolicy } from '@th/platform';
 import { GatewayCallers, ResolverCallers } from './rollout/deployment-callers';
 import { GitSource } from './rollout/git-source';
 import { K8sDriver } from './rollout/k8s.driver';
@@ -50,7 +50,15 @@ export class ControlPlaneModule {
       providers: [
         { provide: CONTROL_PLANE_OPTIONS, useValue: opts },
         { provide: CONTROL_PLANE_DATA_SOURCE, useFactory: () => (typeof dataSource === 'function' ? dataSource() : dataSource) },
-        { provide: OwnedDataSource, inject: [CONTROL_PLANE_DATA_SOURCE], useFactory: (ds: DataSource) => new OwnedDataSource(owned ? ds : null) },
+        {
+          provide: OwnedDataSource,
+          inject: [CONTROL_PLANE_DATA_SOURCE, HealthRegistry],
+          useFactory: (ds: DataSource, health: HealthRegistry) => {
+            // Its own pool (the cluster form): readiness needs it; a host's pool is the host's to check.
+            if (owned) health.register({ name: 'postgres', check: async () => void (await ds.query('SELECT 1')) });
+            return new OwnedDataSource(owned ? ds : null);
+          },
+        },
         { provide: DeploymentsRepository, inject: [CONTROL_PLANE_DATA_SOURCE], useFactory: (ds: DataSource) => new DeploymentsRepository(ds) },
         { provide: ListenersRepository, inject: [CONTROL_PLANE_DATA_SOURCE], useFactory: (ds: DataSource) => new ListenersRepository(ds) },
         { provide: IntegrationsRepository, inject: [CONTROL_PLANE_DATA_SOURCE], useFactory: (ds: DataSource) => new IntegrationsRepository(ds) },

@@ -1,4 +1,5 @@
 import { DataSource, type EntitySchema, type MixedList } from 'typeorm';
+import { instrumentPgPool, type PgPoolLike } from '@th/platform';
 
 export interface ServiceDataSourceOptions {
   url: string;
@@ -27,6 +28,14 @@ export async function openServiceDataSource(opts: ServiceDataSourceOptions): Pro
     extra: { max: opts.poolSize ?? 10 },
   });
   await ds.initialize();
+  // TypeORM's postgres driver keeps its pg Pool as `master`.
+  const pool = (ds.driver as unknown as { master: PgPoolLike }).master;
+  const metrics = instrumentPgPool(pool);
+  const destroy = ds.destroy.bind(ds);
+  ds.destroy = () => {
+    metrics.forget();
+    return destroy();
+  };
   await ds.runMigrations({ transaction: 'each' });
   return ds;
 }

@@ -1,2 +1,3 @@
 export * from './data-source';
 export * from './embedded-postgres';
+export * from './postgres-health.module';

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { DataSource, EntityManager } from 'typeorm';
 import type { ExportField, ExportStatus, Identity, TenantScope } from '@th/contracts';
+import { METRICS } from '@th/platform';
 
 export interface DestinationRow {
   id: string;
@@ -221,6 +222,13 @@ export class ExportsRepository {
       if (rows[0].length === 0) return false;
       await m.query(`INSERT INTO "exports"."files" (export_id, seq, key, rows, bytes) VALUES ($1,$2,$3,$4,$5)`, [id, file.seq, file.key, file.rows, file.bytes]);
       return true;
+    }).then((committed) => {
+      // Counted once the file is committed: a file written again after a crash counts once.
+      if (committed) {
+        METRICS.exportRows.inc(file.rows);
+        METRICS.exportBytes.inc(file.bytes);
+      }
+      return committed;
     });
   }
 

@@ -1,3 +1,4 @@
+import { METRICS } from '@th/platform';
 import { ClickHouse, RowBinaryBuffer } from '@th/clickhouse';
 import { RUN_ROW_COLUMNS } from './run-row';
 
@@ -116,11 +117,14 @@ export class GroupInsert {
         this.open = generation(this.spare ?? new RowBinaryBuffer(Math.max(MIN_BODY_BYTES, Math.ceil(gen.runs.body().length * 1.25))));
         this.spare = null;
         const body = gen.runs.body();
+        METRICS.writerInsertBytes.observe(body.length);
+        const end = METRICS.writerInsertDuration.startTimer();
         try {
           await this.insert(
             gen.parts.flatMap((p) => p.attachments),
             body,
           );
+          end({ outcome: 'ok' });
           for (const p of gen.parts) p.settle();
           // The engine has read the whole body once the insert succeeded: its buffer can be filled
           // again. After a failure it is dropped instead (an HTTP request that failed early may still
@@ -130,6 +134,7 @@ export class GroupInsert {
             this.spare = gen.runs;
           }
         } catch (err) {
+          end({ outcome: 'error' });
           if (gen.parts.length === 1) gen.parts[0].settle(err as Error);
           else await this.insertEach(body, gen.parts);
         }

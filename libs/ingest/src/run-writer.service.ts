@@ -2,7 +2,7 @@ import { Inject, Injectable, Logger, OnApplicationBootstrap } from '@nestjs/comm
 import type { ModelPriceMap, RunControlEvent, RunEvent, TopicPayload } from '@th/contracts';
 import type { BatchHooks, BusMessage, Rejection, SubscribeOptions } from '@th/bus';
 import { byIdsCondition, ClickHouse, RUNS_BY_ID } from '@th/clickhouse';
-import { EventLoopPacer, prepareJsonText } from '@th/platform';
+import { EventLoopPacer, METRICS, prepareJsonText } from '@th/platform';
 import { DEFAULT_GROUP_INSERT_OPTIONS, GroupInsert } from './group-insert';
 import { RunCache } from './run-cache';
 import { NewRunFilter } from './new-run-filter';
@@ -124,6 +124,7 @@ export class RunWriterService implements OnApplicationBootstrap {
    * batches overlap. Versions only grow, so whichever insert lands last, the newest version wins.
    */
   async handle(batch: RunsMessage[], hooks?: BatchHooks): Promise<{ rejected: Rejection<TopicPayload<'runs'>>[] }> {
+    METRICS.writerBatchSize.observe(batch.length);
     const rejected: Rejection<TopicPayload<'runs'>>[] = [];
     const byRun = new Map<string, RunMessage[]>();
     const llmTenants = new Set<string>();
@@ -218,14 +219,17 @@ export class RunWriterService implements OnApplicationBootstrap {
     } catch (err) {
       // The cache already holds these versions: forget them, so the retry merges from what ClickHouse has.
       for (const m of merged) this.cache.delete(RunCache.key(m.run.tenant_id, m.run.id));
+      METRICS.writerFailures.inc();
       throw err;
     }
+    METRICS.writerRows.inc(merged.length);
     for (const m of merged) m.run.landed = true;
     // A finished run is seldom written again: once its row is in ClickHouse it may leave the cache (a
     // late event reads it back), so the cache holds the runs still in progress and the heap stays small.
     for (const m of merged) if (m.computed.status !== 'pending') this.finished.push({ key: RunCache.key(m.run.tenant_id, m.run.id), run: m.run });
     this.releaseFinished();
     this.retireReplaced(merged);
+    METRICS.writerCacheEntries.set(this.cache.size);
     return { rejected };
   }
 

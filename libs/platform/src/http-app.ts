@@ -9,6 +9,7 @@ import { apiPrefixRewrite, bodyReader } from './body-reader';
 import { HttpExceptionFilter } from './http-exception.filter';
 import { JsonBodyPool } from './json-body-pool';
 import { JsonLogger, type LogLevel } from './logger';
+import { enableProcessMetrics, httpMetricsMiddleware, metricsEndpoint, startMetricsServer } from './metrics';
 import { webAppMiddleware } from './web-app';
 
 export interface HttpAppOptions {
@@ -19,6 +20,11 @@ export interface HttpAppOptions {
   beforeBody?: ((req: Request, res: Response, next: NextFunction) => void)[];
   /** Serve the built web app from this directory (WEB_DIR) at its routes; unset or empty: not served. */
   webDir?: string;
+  /**
+   * Where /metrics is served: on a port of its own (METRICS_PORT, unauthenticated, on HOST), else on the public
+   * port, behind the METRICS_TOKEN bearer token when one is set.
+   */
+  metrics?: { METRICS_PORT?: number; METRICS_TOKEN?: string; HOST?: string };
 }
 
 /**
@@ -66,6 +72,14 @@ export async function createHttpApp(module: Parameters<typeof NestFactory.create
   });
   app.disable('x-powered-by');
   app.set('etag', false);
+  enableProcessMetrics();
+  app.use(httpMetricsMiddleware);
+  if (opts.metrics?.METRICS_PORT) {
+    const server = await startMetricsServer(opts.metrics.HOST ?? '127.0.0.1', opts.metrics.METRICS_PORT);
+    app.getHttpServer().once('close', () => server.close());
+  } else {
+    app.use(metricsEndpoint({ token: opts.metrics?.METRICS_TOKEN }));
+  }
   // Ahead of the rate limiter: the app's page and files are static, and loading them spends no API quota.
   if (opts.webDir) app.use(webAppMiddleware(opts.webDir));
   for (const mw of opts.beforeBody ?? []) app.use(mw);

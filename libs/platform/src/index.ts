@@ -19,3 +19,4 @@ export * from './web-app';
 export * from './request-url';
 export * from './page-cursor';
 export * from './json-text';
+export * from './metrics';

@@ -1,4 +1,5 @@
 import { auditRecordSchema, type AuditRecord } from '@th/contracts';
+import { METRICS } from '@th/platform';
 import { canonicalJson, chainKeyOf, type ChainHashing } from '../chain/chain-hash';
 import { AuditRepository, type NewEvent } from './audit.repository';
 
@@ -28,7 +29,13 @@ export class AuditStore {
     const total: AppendResult = { stored: 0, duplicates: 0, conflicts: [] };
     // One transaction per chain: a chain's head is locked only while its own events are appended.
     for (const [chainKey, list] of byChain) {
-      const r = await this.appendToChain(chainKey, list);
+      const r = await this.appendToChain(chainKey, list).catch((err: unknown) => {
+        METRICS.auditAppends.inc({ outcome: 'failed' }, list.length);
+        throw err;
+      });
+      METRICS.auditAppends.inc({ outcome: 'stored' }, r.stored);
+      METRICS.auditAppends.inc({ outcome: 'duplicate' }, r.duplicates);
+      METRICS.auditAppends.inc({ outcome: 'conflict' }, r.conflicts.length);
       total.stored += r.stored;
       total.duplicates += r.duplicates;
       total.conflicts.push(...r.conflicts);

@@ -2,6 +2,7 @@ import { Logger } from '@nestjs/common';
 import { createHash } from 'node:crypto';
 import { Client } from 'pg';
 import type { DataSource } from 'typeorm';
+import { METRICS } from '@th/platform';
 import type { DeploymentRow, DeploymentRuntime, DeploymentsRepository, RevisionRow } from '../deployments/deployments.repository';
 import type { ListenersRepository } from '../listeners/listeners.repository';
 import type { SecretsCipher } from '../secrets.cipher';
@@ -165,11 +166,13 @@ export class RolloutWorker {
     const now = await this.repo.findDeploymentById(d.id);
     if (now && now.latest_revision_id === r.id && now.status !== 'AWAITING_DELETE') return true;
     await this.repo.transition(this.ds.manager, r.id, ['QUEUED', 'BUILDING', 'DEPLOYING'], 'SUPERSEDED', `superseded by revision ${now?.latest_revision_id ?? ''}`);
+    rolloutEnded(r, 'SUPERSEDED');
     return false;
   }
 
   private async failed(d: DeploymentRow, r: RevisionRow, status: 'BUILD_FAILED' | 'DEPLOY_FAILED', err: unknown): Promise<void> {
     await this.repo.transition(this.ds.manager, r.id, ['BUILDING', 'DEPLOYING'], status, message(err));
+    rolloutEnded(r, status);
     // The previous revision keeps serving; with none, nothing serves this deployment.
     if (!d.active_revision_id) await this.repo.moveStatus(this.ds.manager, d.id, ['READY'], 'UNUSED');
   }
@@ -218,6 +221,7 @@ export class RolloutWorker {
       if (previous && previous !== r.id) await this.repo.transition(tx, previous, ['DEPLOYED'], 'REPLACED', `replaced by revision ${r.id}`);
       return true;
     });
+    if (ok) rolloutEnded(r, 'DEPLOYED');
     if (!ok) {
       await this.stillLatest(d, r);
       await driver.retire(d, r.id, this.saver(d));
@@ -251,4 +255,10 @@ export class RolloutWorker {
     await Promise.race([Promise.allSettled([...this.inFlight.values()]), new Promise((r) => (timer = setTimeout(r, this.opts.stopGraceMs)))]);
     clearTimeout(timer);
   }
+}
+
+/** A revision's rollout reached a final state: counted, and timed from when it was queued. */
+function rolloutEnded(r: RevisionRow, state: 'DEPLOYED' | 'BUILD_FAILED' | 'DEPLOY_FAILED' | 'SUPERSEDED'): void {
+  METRICS.rollouts.inc({ state });
+  METRICS.rolloutDuration.observe({ state }, Math.max(0, (Date.now() - new Date(r.created_at).getTime()) / 1000));
 }

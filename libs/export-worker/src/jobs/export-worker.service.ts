@@ -1,6 +1,7 @@
 import { Inject, Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
 import { hostname } from 'node:os';
 import { randomUUID } from 'node:crypto';
+import { METRICS, onScrape } from '@th/platform';
 import { ExportsRepository } from '../exports.repository';
 import { EXPORT_WORKER_OPTIONS, type ExportWorkerOptions } from '../export-worker.options';
 import { ExportInterrupted, ExportRunner } from './export-runner';
@@ -15,7 +16,8 @@ import { ExportInterrupted, ExportRunner } from './export-runner';
 export class ExportWorkerService implements OnApplicationBootstrap, OnApplicationShutdown {
   private readonly log = new Logger('export-worker');
   readonly owner = `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
-  private readonly running = new Map<string, { abort: AbortController; done: Promise<void> }>();
+  private readonly running = new Map<string, { abort: AbortController; done: Promise<void>; since: number }>();
+  private removeScrapeHook: (() => void) | null = null;
   private timer: NodeJS.Timeout | null = null;
   private ticking: Promise<void> | null = null;
   private stopping = false;
@@ -28,6 +30,10 @@ export class ExportWorkerService implements OnApplicationBootstrap, OnApplicatio
 
   async onApplicationBootstrap(): Promise<void> {
     if (!this.opts.worker) return;
+    this.removeScrapeHook = onScrape(async () => {
+      METRICS.exportRunning.set(this.running.size);
+      METRICS.exportOldestRunAge.set(Math.max(0, ...[...this.running.values()].map((r) => (Date.now() - r.since) / 1000)));
+    });
     this.timer = setInterval(() => void this.tick(), this.opts.pollMs);
     this.timer.unref();
     void this.tick();
@@ -35,6 +41,7 @@ export class ExportWorkerService implements OnApplicationBootstrap, OnApplicatio
 
   async onApplicationShutdown(): Promise<void> {
     this.stopping = true;
+    this.removeScrapeHook?.();
     if (this.timer) clearInterval(this.timer);
     await this.ticking;
     for (const r of this.running.values()) r.abort.abort();
@@ -69,7 +76,7 @@ export class ExportWorkerService implements OnApplicationBootstrap, OnApplicatio
   take(id: string): void {
     if (this.stopping || this.running.has(id) || this.running.size >= this.opts.maxConcurrent) return;
     const abort = new AbortController();
-    const entry = { abort, done: Promise.resolve() };
+    const entry = { abort, done: Promise.resolve(), since: Date.now() };
     this.running.set(id, entry);
     entry.done = this.runOne(id, abort.signal).finally(() => {
       this.running.delete(id);
@@ -86,13 +93,16 @@ export class ExportWorkerService implements OnApplicationBootstrap, OnApplicatio
       return;
     }
     if (!job) return;
+    METRICS.exportJobs.inc({ state: 'RUNNING' });
     const heartbeat = setInterval(() => void this.repo.heartbeat(id, this.owner, this.opts.leaseMs).catch(() => undefined), Math.max(1000, this.opts.leaseMs / 3));
     heartbeat.unref();
     try {
       await this.runner.run(job, this.owner, signal);
       await this.repo.finish(id, this.owner, 'COMPLETED', null);
+      METRICS.exportJobs.inc({ state: 'COMPLETED' });
     } catch (err) {
       if (err instanceof ExportInterrupted || signal.aborted) {
+        METRICS.exportJobs.inc({ state: 'INTERRUPTED' });
         if (signal.aborted) await this.repo.release(id, this.owner).catch(() => undefined);
         return;
       }
@@ -100,9 +110,11 @@ export class ExportWorkerService implements OnApplicationBootstrap, OnApplicatio
       // A failed attempt resumes from its last committed file after a back-off; the last allowed attempt fails the export.
       if (job.attempts < this.opts.maxAttempts) {
         this.log.warn(`export ${id} attempt ${job.attempts} failed, retrying: ${message}`);
+        METRICS.exportJobs.inc({ state: 'RETRYING' });
         await this.repo.retryLater(id, this.owner, this.opts.retryDelayMs * job.attempts, message).catch(() => undefined);
       } else {
         this.log.error(`export ${id} failed after ${job.attempts} attempts: ${message}`);
+        METRICS.exportJobs.inc({ state: 'FAILED' });
         await this.repo.finish(id, this.owner, 'FAILED', message).catch(() => undefined);
       }
     } finally {

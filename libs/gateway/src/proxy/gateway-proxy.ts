@@ -1,7 +1,7 @@
 import * as http from 'node:http';
 import { IDENTITY_HEADER, IdentitySigner, type IdentityResolver } from '@th/auth';
-import type { ServiceName } from '@th/contracts';
-import { DomainError, HTTP_STATUS } from '@th/platform';
+import type { RouteSpec, ServiceName } from '@th/contracts';
+import { DomainError, HTTP_STATUS, setRouteTemplate } from '@th/platform';
 import { RouteMatcher } from '../routes/route-matcher';
 import { UpstreamPool, type UpstreamExchange, type UpstreamResponseHandler } from './upstream-client';
 
@@ -35,7 +35,16 @@ const ROUTES = new RouteMatcher();
  * when the gateway serves it itself or no route matches, UNCONFIGURED_UPSTREAM when its service is not configured.
  */
 export function routeFor(method: string, path: string, up: Upstreams): string | null {
+  return upstreamOf(ROUTES.match(method, path), up);
+}
+
+/** The route table's entry of a request the gateway forwards (null: served by the gateway itself, or no route). */
+export function proxiedRoute(method: string, path: string, up: Upstreams): RouteSpec | null {
   const route = ROUTES.match(method, path);
+  return upstreamOf(route, up) === null ? null : route;
+}
+
+function upstreamOf(route: RouteSpec | null, up: Upstreams): string | null {
   if (route === null || route.service === 'gateway') return null;
   return up[UPSTREAM_OF[route.service]] ?? UNCONFIGURED_UPSTREAM;
 }
@@ -226,8 +235,10 @@ export function gatewayProxy(opts: { upstreams: Upstreams; resolver: IdentityRes
     const q = url.indexOf('?');
     const path = q < 0 ? url : url.slice(0, q);
     const method = req.method ?? 'GET';
-    const target = routeFor(method, path, opts.upstreams);
+    const route = ROUTES.match(method, path);
+    const target = upstreamOf(route, opts.upstreams);
     if (target === null) return next();
+    setRouteTemplate(req, route!.path);
     if (target === UNCONFIGURED_UPSTREAM) {
       sendJson(res, 503, { detail: `No service is configured for ${method} ${path}` }, extra);
       req.resume();
@@ -238,7 +249,7 @@ export function gatewayProxy(opts: { upstreams: Upstreams; resolver: IdentityRes
       req.resume();
       return;
     }
-    if (isPublicRoute(method, path)) {
+    if (route!.public === true) {
       forward(req, res, target, url, null, extra);
       return;
     }

@@ -1,6 +1,7 @@
 import type * as http from 'node:http';
 import type { RateLimitDecision, RateLimiter } from '../rate-limit/rate-limiter';
-import { routeFor, type ExtraHeaders, type Upstreams } from './gateway-proxy';
+import { httpMetricsMiddleware, METRICS, setRouteTemplate } from '@th/platform';
+import { proxiedRoute, type ExtraHeaders, type Upstreams } from './gateway-proxy';
 
 type Listener = (req: http.IncomingMessage, res: http.ServerResponse) => void;
 type Proxy = (req: http.IncomingMessage, res: http.ServerResponse, next: (err?: unknown) => void, extra?: ExtraHeaders) => void;
@@ -33,6 +34,7 @@ export function serveProxiedRoutesFirst(server: http.Server, opts: { upstreams: 
   };
   /** What the limiter decided: the proxy (with the RateLimit-* headers), 429, or the store-down answer. */
   const answer = (req: http.IncomingMessage, res: http.ServerResponse, d: RateLimitDecision) => {
+    METRICS.rateLimitDecisions.inc({ rule: d.rule.id, decision: d.kind });
     if (d.kind === 'store-down') {
       if (d.failMode === 'open') return proxy(req, res, failed(req, res));
       res.setHeader('Retry-After', '1');
@@ -61,7 +63,11 @@ export function serveProxiedRoutesFirst(server: http.Server, opts: { upstreams: 
     const q = url.indexOf('?');
     const path = q < 0 ? url : url.slice(0, q);
     const method = req.method ?? 'GET';
-    if (routeFor(method, path, upstreams) === null) return app(req, res);
+    const route = proxiedRoute(method, path, upstreams);
+    if (route === null) return app(req, res);
+    // Counted here: proxied requests never reach Express's middleware.
+    setRouteTemplate(req, route.path);
+    httpMetricsMiddleware(req, res, () => undefined);
     if (!limiter) return proxy(req, res, failed(req, res));
     let d: ReturnType<RateLimiter['decide']>;
     try {

@@ -2,6 +2,7 @@ import type { IncomingHttpHeaders } from 'node:http';
 import { Logger } from '@nestjs/common';
 import type { NextFunction, Request, Response } from 'express';
 import { ConfigError } from '@th/config';
+import { METRICS } from '@th/platform';
 import { MemoryCounterStore, RedisCounterStore, type CounterHit, type CounterStore } from './counter-store';
 import type { RateLimitConfig, RedisRateLimitConfig } from './rate-limit.config';
 import { quotaOf, selectRule, type Quota, type RateLimitRule, type Region } from './rate-limit.rules';
@@ -165,6 +166,7 @@ export class RateLimiter {
       if (EXEMPT.has(req.path)) return next();
       this.check({ method: req.method, path: req.path, headers: req.headers, remoteAddress: req.socket.remoteAddress }).then(
         (d) => {
+          METRICS.rateLimitDecisions.inc({ rule: d.rule.id, decision: d.kind });
           if (d.kind === 'store-down') {
             if (d.failMode === 'open') return next();
             res.setHeader('Retry-After', '1');
