@@ -2,6 +2,7 @@ import { Body, Controller, Delete, Get, HttpCode, Param, Patch, Post, Query } fr
 import {
   projectCreateQuerySchema,
   projectCreateSchema,
+  projectDashboardRequestSchema,
   projectGetQuerySchema,
   projectIdParamSchema,
   projectListQuerySchema,
@@ -9,16 +10,21 @@ import {
   projectUpdateSchema,
   type Identity,
   type Project,
+  type ProjectDashboard,
   type ProjectResolveResponse,
 } from '@th/contracts';
 import { CurrentIdentity } from '@th/auth';
 import { TrackedOperation } from '@th/audit-client';
 import { parseOrThrow } from '@th/platform';
 import { ProjectsService } from './projects.service';
+import { MonitoringService } from './monitoring.service';
 
 @Controller('sessions')
 export class ProjectsController {
-  constructor(private readonly projects: ProjectsService) {}
+  constructor(
+    private readonly projects: ProjectsService,
+    private readonly monitoring: MonitoringService,
+  ) {}
 
   @Post()
   @HttpCode(200)
@@ -37,6 +43,13 @@ export class ProjectsController {
     const { session_id } = parseOrThrow(projectIdParamSchema, params, ['path']);
     const { include_stats } = parseOrThrow(projectGetQuerySchema, query, ['query']);
     return this.projects.get(identity, session_id, include_stats ?? false);
+  }
+
+  @Post(':session_id/dashboard')
+  @HttpCode(200)
+  dashboard(@CurrentIdentity() identity: Identity, @Param() params: unknown, @Body() body: unknown): Promise<ProjectDashboard> {
+    const { session_id } = parseOrThrow(projectIdParamSchema, params, ['path']);
+    return this.monitoring.dashboard(identity, session_id, parseOrThrow(projectDashboardRequestSchema, body ?? {}, ['body']));
   }
 
   @Patch(':session_id')
