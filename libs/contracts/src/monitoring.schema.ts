@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { timestamp } from './common.schema';
+import { timestamp, uuid } from './common.schema';
 
 /** At most this many time buckets per dashboard: a chart wider than this is a denial of service, not a chart. */
 export const DASHBOARD_MAX_BUCKETS = 1_000;
@@ -103,3 +103,24 @@ export const projectDashboardSchema = z.object({
   metadata: z.object({ start_time: z.string(), end_time: z.string(), stride: timedeltaSchema, timezone: z.string(), buckets: z.number().int() }),
 });
 export type ProjectDashboard = z.infer<typeof projectDashboardSchema>;
+
+/** At most this many saved filters per project: the list is read whole by the runs view. */
+export const SAVED_FILTERS_MAX = 100;
+
+/** POST /api/v1/sessions/{session_id}/filters: a named filter of the project's runs, shared by the workspace. */
+export const savedFilterCreateSchema = z.object({
+  name: z.string().trim().min(1).max(200),
+  filter: z.string().trim().min(1).max(10_000),
+});
+export type SavedFilterCreate = z.infer<typeof savedFilterCreateSchema>;
+
+export const savedFilterSchema = z.object({
+  id: z.string(),
+  session_id: z.string(),
+  name: z.string(),
+  filter: z.string(),
+  created_at: z.string(),
+});
+export type SavedFilter = z.infer<typeof savedFilterSchema>;
+
+export const savedFilterParamSchema = z.object({ session_id: uuid, filter_id: uuid });

@@ -5,6 +5,8 @@ import { ProjectsRepository } from './projects/projects.repository';
 import { ProjectsService } from './projects/projects.service';
 import { MonitoringRepository } from './projects/monitoring.repository';
 import { MonitoringService } from './projects/monitoring.service';
+import { SavedFiltersRepository } from './projects/saved-filters.repository';
+import { SavedFiltersService } from './projects/saved-filters.service';
 import { DeploymentProjectsConsumer } from './projects/deployment-projects.consumer';
 import { RunAttachmentsController, RunsController } from './runs/runs.controller';
 import { RunAttachmentSigner } from './runs/attachment-urls';
@@ -56,6 +58,8 @@ export class QueryModule {
         ProjectsService,
         MonitoringRepository,
         MonitoringService,
+        { provide: SavedFiltersRepository, useFactory: () => new SavedFiltersRepository(dataSource) },
+        SavedFiltersService,
         { provide: SharesRepository, useFactory: () => new SharesRepository(dataSource) },
         ThreadsRepository,
         V2RunsService,

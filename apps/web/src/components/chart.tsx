@@ -27,7 +27,7 @@ export function TimeChart({ chart, format }: { chart: DashboardChart; format: (v
     if (!el || times.length === 0) return;
     let plot: { destroy(): void } | null = null;
     let cancelled = false;
-    void Promise.all([import('uplot'), import('uplot/dist/uPlot.min.css')]).then(([{ default: UPlot }]) => {
+    void import('./uplot-lazy').then(({ default: UPlot }) => {
       if (cancelled) return;
       const xs = times.map((t) => Date.parse(t) / 1000);
       plot = new UPlot(

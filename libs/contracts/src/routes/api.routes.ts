@@ -21,7 +21,7 @@ import {
 } from '../feedback.schema';
 import { infoSchema } from '../info.schema';
 import { modelPriceMapCreateSchema, modelPriceMapSchema, modelPriceMapUpdateSchema } from '../llm.schema';
-import { projectDashboardRequestSchema, projectDashboardSchema } from '../monitoring.schema';
+import { projectDashboardRequestSchema, projectDashboardSchema, savedFilterCreateSchema, savedFilterSchema } from '../monitoring.schema';
 import { otlpTraceRequestSchema } from '../otel.schema';
 import { projectCreateSchema, projectGetQuerySchema, projectListQuerySchema, projectSchema, projectUpdateSchema } from '../project.schema';
 import { runBatchSchema, runCreateSchema, runQueryResponseSchema, runQuerySchema, runResponseSchema, runStatsQuerySchema, runStatsSchema, runUpdateSchema } from '../run.schema';
@@ -79,6 +79,17 @@ export const API_ROUTES: RouteSpec[] = [
     body: projectDashboardRequestSchema,
     responses: { 200: projectDashboardSchema, 404: errorBodySchema, ...errors },
   },
+  { method: 'get', path: '/api/v1/sessions/{session_id}/filters', service: 'query', summary: "The project's saved run filters (shared by the workspace), by name", tag: 'projects', responses: { 200: z.array(savedFilterSchema), 404: errorBodySchema, ...errors } },
+  {
+    method: 'post',
+    path: '/api/v1/sessions/{session_id}/filters',
+    service: 'query',
+    summary: 'Save a named run filter for the project (checked by the filter parser; a name is unique in its project)',
+    tag: 'projects',
+    body: savedFilterCreateSchema,
+    responses: { 200: savedFilterSchema, 404: errorBodySchema, 409: errorBodySchema, ...errors },
+  },
+  { method: 'delete', path: '/api/v1/sessions/{session_id}/filters/{filter_id}', service: 'query', summary: 'Delete a saved run filter', tag: 'projects', responses: { 200: accepted, 404: errorBodySchema, ...errors } },
   { method: 'post', path: '/api/v1/feedback', service: 'ingest', summary: 'Create feedback on a run or a project (feedback_config enforced)', tag: 'feedback', body: feedbackCreateSchema, responses: { 200: feedbackSchema, 409: errorBodySchema, ...errors } },
   {
     method: 'post',

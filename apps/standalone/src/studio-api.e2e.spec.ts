@@ -8,7 +8,7 @@ import { startTestStandalone, type TestStandalone } from './testing/standalone-h
 
 type Json = Record<string, unknown>;
 
-describe('monitoring: a project dashboard grouped by time bucket (POST /sessions/{id}/dashboard)', () => {
+describe('Studio APIs: the monitoring dashboard (POST /sessions/{id}/dashboard) and saved filters', () => {
   let svc: TestStandalone;
   let sdk: Langsmith;
   let projectId: string;
@@ -132,5 +132,40 @@ describe('monitoring: a project dashboard grouped by time bucket (POST /sessions
     const body = (await res.json()) as { detail: { loc: string[]; ctx?: { position?: number } }[] };
     expect(body.detail[0].loc).toEqual(['body', 'filter']);
     expect(body.detail[0].ctx?.position).toBe(12);
+  });
+  it('saved filters: saved per project, listed by name, checked by the parser, unique by name, deleted; not seen by another workspace', async () => {
+    const base = `/api/v1/sessions/${projectId}/filters`;
+    const save = (json: unknown, path = base) => svc.api(path, { method: 'POST', json });
+    const errors = await save({ name: 'errors', filter: 'eq(status, "error")' });
+    expect(errors.status).toBe(200);
+    const saved = (await errors.json()) as { id: string; name: string; filter: string; session_id: string };
+    expect(saved).toMatchObject({ name: 'errors', filter: 'eq(status, "error")', session_id: projectId });
+    expect((await save({ name: 'agents', filter: 'eq(name, "agent")' })).status).toBe(200);
+    const list = (await (await svc.api(base)).json()) as { name: string }[];
+    expect(list.map((f) => f.name)).toEqual(['agents', 'errors']);
+    expect((await save({ name: 'errors', filter: 'eq(status, "success")' })).status).toBe(409);
+    // Bad input: 422 naming the field; a filter's syntax error carries its position.
+    const bad = await save({ name: 'broken', filter: 'eq(status, "error"' });
+    expect(bad.status).toBe(422);
+    const detail = ((await bad.json()) as { detail: { loc: string[]; ctx?: { position?: number } }[] }).detail[0];
+    expect(detail.loc).toEqual(['body', 'filter']);
+    expect(detail.ctx?.position).toBe(18);
+    for (const body of [{ name: '', filter: 'eq(a, 1)' }, { name: 'x' }, { name: 'x'.repeat(201), filter: 'eq(name, "a")' }, { name: 'x', filter: 42 }]) {
+      const res = await save(body);
+      expect(res.status).toBe(422);
+      expect(((await res.json()) as { detail: { loc: string[] }[] }).detail[0].loc[0]).toBe('body');
+    }
+    expect((await save({ name: 'x', filter: 'eq(name, "a")' }, `/api/v1/sessions/${randomUUID()}/filters`)).status).toBe(404);
+    expect((await svc.api(`${base}/not-a-uuid`, { method: 'DELETE' })).status).toBe(422);
+    // Nothing was written by the refused requests.
+    expect(((await (await svc.api(base)).json()) as unknown[]).length).toBe(2);
+    // Another workspace sees neither the project's filters nor can it delete them.
+    const other = await svc.app.get(IdentityService).createOrganization({ name: 'other-filters' });
+    const as = { 'x-api-key': other.api_key };
+    expect((await svc.api(base, { headers: as })).status).toBe(404);
+    expect((await svc.api(`${base}/${saved.id}`, { method: 'DELETE', headers: as })).status).toBe(404);
+    expect((await svc.api(`${base}/${saved.id}`, { method: 'DELETE' })).status).toBe(200);
+    expect((await svc.api(`${base}/${saved.id}`, { method: 'DELETE' })).status).toBe(404);
+    expect(((await (await svc.api(base)).json()) as { name: string }[]).map((f) => f.name)).toEqual(['agents']);
   });
 });
