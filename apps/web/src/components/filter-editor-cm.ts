@@ -1,5 +1,5 @@
 // CodeMirror for the filter: loaded only when the runs view opens (a dynamic import keeps it out of the initial bundle).
-import { autocompletion, closeBrackets, completionKeymap, type CompletionContext, type CompletionResult } from '@codemirror/autocomplete';
+import { autocompletion, closeBrackets, completionStatus, type CompletionContext, type CompletionResult } from '@codemirror/autocomplete';
 import { defaultKeymap, history, historyKeymap } from '@codemirror/commands';
 import { linter, lintGutter, setDiagnostics, type Diagnostic } from '@codemirror/lint';
 import { EditorState, Prec } from '@codemirror/state';
@@ -42,7 +42,7 @@ export function createFilterEditor(opts: {
     if (slot.kind === 'value') {
       const values = valuesFor(slot.field, opts.known());
       if (values.length === 0) return null;
-      return { from: word.from, options: values.map((v) => ({ label: v, type: 'constant', apply: `${quote(v)})` })) };
+      return { from: word.from, options: values.map((v) => ({ label: v, type: 'constant', apply: quote(v) })) };
     }
     return null;
   };
@@ -57,8 +57,9 @@ export function createFilterEditor(opts: {
         lintGutter(),
         linter(null),
         placeholder('and(eq(run_type, "llm"), gt(latency, 1))'),
-        Prec.highest(keymap.of([{ key: 'Enter', run: (v) => (opts.onSubmit(v.state.doc.toString()), true) }])),
-        keymap.of([...completionKeymap, ...defaultKeymap, ...historyKeymap]),
+        // Enter applies the filter, unless it is accepting a completion.
+        Prec.high(keymap.of([{ key: 'Enter', run: (v) => completionStatus(v.state) !== 'active' && (opts.onSubmit(v.state.doc.toString()), true) }])),
+        keymap.of([...defaultKeymap, ...historyKeymap]),
         EditorView.lineWrapping,
         EditorView.contentAttributes.of({ 'aria-label': opts.label, 'aria-multiline': 'false', role: 'textbox', 'data-testid': 'filter-editor' }),
         EditorView.updateListener.of((u) => {

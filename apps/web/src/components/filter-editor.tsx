@@ -57,8 +57,8 @@ export function FilterEditor(props: {
       }}
     >
       <div className="grow">
-        <span className="label" id="filter-label">Filter</span>
-        <div ref={box} className="cm-box mono" aria-labelledby="filter-label" aria-busy={!ready} />
+        <span className="label" aria-hidden="true">Filter</span>
+        <div ref={box} className="cm-box mono" aria-busy={!ready} />
       </div>
       <button type="submit">Apply</button>
     </form>

@@ -26,9 +26,9 @@ export function SavedFilters({ tenant, project, filter }: { tenant: string; proj
   return (
     <div className="toolbar saved-filters">
       <label>
-        Saved filters{' '}
+        Saved views{' '}
         <select value={current?.id ?? ''} onChange={(e) => setSearchParam('filter', list.data?.find((f) => f.id === e.target.value)?.filter ?? null)}>
-          <option value="">{list.data?.length ? 'Choose a saved filter…' : 'None saved yet'}</option>
+          <option value="">{list.data?.length ? 'Choose a saved view…' : 'None saved yet'}</option>
           {list.data?.map((f) => (
             <option key={f.id} value={f.id}>
               {f.name}
@@ -44,14 +44,14 @@ export function SavedFilters({ tenant, project, filter }: { tenant: string; proj
       {filter && !current && (
         <form
           className="toolbar"
-          aria-label="Save this filter"
+          aria-label="Save as a view"
           onSubmit={(e) => {
             e.preventDefault();
             if (name.trim()) save.mutate();
           }}
         >
           <label>
-            Save filter as <input name="filter-name" value={name} maxLength={200} required onChange={(e) => setName(e.target.value)} />
+            Name this view <input name="view-name" value={name} maxLength={200} required onChange={(e) => setName(e.target.value)} />
           </label>
           <button type="submit" disabled={save.isPending}>Save</button>
         </form>

@@ -91,9 +91,6 @@ export function ProjectsView({ tenant }: { tenant: string }) {
               <th scope="col" className="num">Tokens</th>
               <th scope="col" className="num">Cost</th>
               <th scope="col">Last run</th>
-              <th scope="col">
-                <span className="sr-only">Views</span>
-              </th>
             </tr>
           </thead>
           <tbody>
@@ -109,9 +106,7 @@ export function ProjectsView({ tenant }: { tenant: string }) {
                 <td className="num">{fmtInt(p.total_tokens)}</td>
                 <td className="num">{fmtCost(p.total_cost)}</td>
                 <td>{fmtTime(p.last_run_start_time)}</td>
-                <td>
-                  <Link to={paths.monitor(tenant, p.id)} aria-label={`Monitoring of ${p.name}`}>Monitoring</Link>
-                </td>
+
               </tr>
             ))}
           </tbody>
