@@ -14,7 +14,21 @@ export interface FilterEditorHandle {
 
 const quote = (v: string) => (v === 'true' || v === 'false' ? v : JSON.stringify(v));
 
+/** The editor's look, as a theme: its styles go into the shadow root's adopted sheet, which the pages' CSP allows. */
+const THEME = EditorView.theme({
+  '&': { minHeight: '32px', background: 'var(--bg)', color: 'var(--fg)', fontFamily: "ui-monospace, 'SFMono-Regular', Menlo, Consolas, monospace", fontSize: '13px' },
+  '&.cm-focused': { outline: '2px solid var(--accent)' },
+  '.cm-content': { padding: '6px 4px', caretColor: 'var(--fg)' },
+  '.cm-placeholder': { color: 'var(--muted)' },
+  '.cm-tooltip': { background: 'var(--bg)', color: 'var(--fg)', border: '1px solid var(--line)' },
+  '.cm-tooltip-autocomplete ul li[aria-selected]': { background: 'var(--sel)', color: 'var(--fg)' },
+  '.cm-completionDetail': { color: 'var(--muted)', marginLeft: '8px' },
+  '.cm-lintRange-error': { textDecoration: 'underline wavy var(--err)' },
+});
+
 export function createFilterEditor(opts: {
+  /** A shadow root: CodeMirror's styles are then an adopted style sheet, not a <style> element the CSP would refuse. */
+  root: ShadowRoot;
   parent: HTMLElement;
   text: string;
   label: string;
@@ -47,6 +61,7 @@ export function createFilterEditor(opts: {
     return null;
   };
   const view = new EditorView({
+    root: opts.root,
     parent: opts.parent,
     state: EditorState.create({
       doc: opts.text,
@@ -61,6 +76,7 @@ export function createFilterEditor(opts: {
         Prec.high(keymap.of([{ key: 'Enter', run: (v) => completionStatus(v.state) !== 'active' && (opts.onSubmit(v.state.doc.toString()), true) }])),
         keymap.of([...defaultKeymap, ...historyKeymap]),
         EditorView.lineWrapping,
+        THEME,
         EditorView.contentAttributes.of({ 'aria-label': opts.label, 'aria-multiline': 'false', role: 'textbox', 'data-testid': 'filter-editor' }),
         EditorView.updateListener.of((u) => {
           if (u.docChanged) {

@@ -25,8 +25,12 @@ export function FilterEditor(props: {
     let cancelled = false;
     void import('./filter-editor-cm').then(({ createFilterEditor }) => {
       if (cancelled || !box.current) return;
+      const root = box.current.shadowRoot ?? box.current.attachShadow({ mode: 'open' });
+      const parent = document.createElement('div');
+      root.replaceChildren(parent);
       handle.current = createFilterEditor({
-        parent: box.current,
+        root,
+        parent,
         text: text.current,
         label: 'Filter',
         known: () => known.current,
