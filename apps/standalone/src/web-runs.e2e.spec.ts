@@ -120,6 +120,7 @@ describe('web app: runs table, saved filters, monitoring (Chromium against the s
     await page.waitForURL(/filter=eq/);
     expect(new URL(page.url()).searchParams.get('filter')).toMatch(/^eq\(name, ?"agent"\)$/);
     await table().getByRole('link', { name: 'retrieve-docs' }).first().waitFor({ state: 'detached' });
+    await table().getByRole('link', { name: 'agent' }).first().waitFor();
     expect(await names()).toEqual(Array(AGENTS).fill('agent'));
     expect(cspViolations).toEqual([]);
   });
@@ -181,6 +182,7 @@ describe('web app: runs table, saved filters, monitoring (Chromium against the s
     await page.getByLabel('Saved views').selectOption({ label: 'retrievers' });
     await page.waitForURL(/filter=/);
     await table().getByRole('link', { name: 'agent' }).first().waitFor({ state: 'detached' });
+    await table().getByRole('link', { name: 'retrieve-docs' }).first().waitFor();
     expect(await names()).toEqual(Array(RETRIEVERS).fill('retrieve-docs'));
     expect(await editor().textContent()).toBe('eq(name, "retrieve-docs")');
     expect(await seriousA11yFindings(page)).toEqual([]);
