@@ -5,6 +5,7 @@ import { Link, Redirect, matchRoute, navigate, paths, useLocation } from './rout
 import { LoginView } from './views/login';
 import { ProjectsView } from './views/projects';
 import { RunsView } from './views/runs';
+import { MonitoringView } from './views/monitoring';
 import { TraceView } from './views/trace';
 import { DatasetView } from './views/dataset';
 import { ThreadView, ThreadsView } from './views/threads';
@@ -44,6 +45,7 @@ export function App() {
         {route.view === 'root' && <Redirect to={paths.projects(session.data.tenant_id)} />}
         {route.view === 'projects' && <ProjectsView tenant={route.tenant} />}
         {route.view === 'runs' && <RunsView tenant={route.tenant} project={route.project} />}
+        {route.view === 'monitor' && <MonitoringView tenant={route.tenant} project={route.project} />}
         {route.view === 'trace' && <TraceView tenant={route.tenant} project={route.project} runId={route.run} poll={location.searchParams.get('poll') === 'true'} />}
         {route.view === 'dataset' && <DatasetView tenant={route.tenant} dataset={route.dataset} />}
         {route.view === 'threads' && <ThreadsView tenant={route.tenant} project={route.project} />}

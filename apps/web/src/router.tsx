@@ -51,6 +51,7 @@ export type Route =
   | { view: 'login' }
   | { view: 'projects'; tenant: string }
   | { view: 'runs'; tenant: string; project: string }
+  | { view: 'monitor'; tenant: string; project: string }
   | { view: 'trace'; tenant: string; project: string; run: string }
   | { view: 'dataset'; tenant: string; dataset: string }
   | { view: 'threads'; tenant: string; project: string }
@@ -63,6 +64,7 @@ const ROUTES: [RegExp, (m: string[]) => Route][] = [
   [/^\/login\/?$/, () => ({ view: 'login' })],
   [new RegExp(`^/o/${seg}/?(?:projects/?)?$`), (m) => ({ view: 'projects', tenant: m[1] })],
   [new RegExp(`^/o/${seg}/projects/p/${seg}/?$`), (m) => ({ view: 'runs', tenant: m[1], project: m[2] })],
+  [new RegExp(`^/o/${seg}/projects/p/${seg}/monitor/?$`), (m) => ({ view: 'monitor', tenant: m[1], project: m[2] })],
   [new RegExp(`^/o/${seg}/projects/p/${seg}/r/${seg}/?$`), (m) => ({ view: 'trace', tenant: m[1], project: m[2], run: m[3] })],
   [new RegExp(`^/o/${seg}/datasets/${seg}(?:/.*)?$`), (m) => ({ view: 'dataset', tenant: m[1], dataset: m[2] })],
   [new RegExp(`^/o/${seg}/projects/p/${seg}/threads/?$`), (m) => ({ view: 'threads', tenant: m[1], project: m[2] })],
@@ -80,6 +82,7 @@ export function matchRoute(pathname: string): Route {
 export const paths = {
   projects: (tenant: string) => `/o/${tenant}/projects`,
   runs: (tenant: string, project: string) => `/o/${tenant}/projects/p/${project}`,
+  monitor: (tenant: string, project: string) => `/o/${tenant}/projects/p/${project}/monitor`,
   trace: (tenant: string, project: string, run: string) => `/o/${tenant}/projects/p/${project}/r/${run}`,
   threads: (tenant: string, project: string) => `/o/${tenant}/projects/p/${project}/threads`,
   thread: (tenant: string, project: string, thread: string) => `/o/${tenant}/projects/p/${project}/t/${encodeURIComponent(thread)}`,

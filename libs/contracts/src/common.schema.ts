@@ -184,6 +184,8 @@ export const validationErrorSchema = z.object({
   loc: z.array(z.union([z.string(), z.number()])),
   msg: z.string(),
   type: z.string(),
+  /** Pydantic's error context; a filter's syntax error carries its 0-based character `position`. */
+  ctx: z.record(z.string(), z.unknown()).optional(),
 });
 export const httpValidationErrorSchema = z.object({ detail: z.array(validationErrorSchema) });
 export type ValidationErrorItem = z.infer<typeof validationErrorSchema>;

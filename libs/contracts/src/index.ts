@@ -1,6 +1,7 @@
 export * from './common.schema';
 export * from './run.schema';
 export * from './project.schema';
+export * from './monitoring.schema';
 export * from './info.schema';
 export * from './identity.schema';
 export * from './admin.schema';
@@ -22,4 +23,5 @@ export * from './openapi-schema';
 export * from './prompt-hub.schema';
 export * from './routes';
 export * from './run-table.schema';
+export * from './run-filter-language';
 export * from './v2.schema';

@@ -35,6 +35,8 @@ export const projectListQuerySchema = z.object({
   reference_dataset: queryArray(uuid).optional(),
   reference_free: queryBool.optional(),
   include_stats: queryBool.optional(),
+  /** With include_stats: aggregate only runs that started at or after this time (LangSmith's stats_start_time). */
+  stats_start_time: timestamp.optional(),
   metadata: z.string().optional(),
   offset: z.coerce.number().int().min(0).default(0),
   limit: z.coerce.number().int().min(1).max(1000).default(100),
@@ -42,7 +44,7 @@ export const projectListQuerySchema = z.object({
 export type ProjectListQuery = z.infer<typeof projectListQuerySchema>;
 
 export const projectCreateQuerySchema = z.object({ upsert: queryBool.optional() });
-export const projectGetQuerySchema = z.object({ include_stats: queryBool.optional() });
+export const projectGetQuerySchema = z.object({ include_stats: queryBool.optional(), stats_start_time: timestamp.optional() });
 export const projectIdParamSchema = z.object({ session_id: uuid });
 
 export const projectSchema = z.object({

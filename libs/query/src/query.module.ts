@@ -3,6 +3,10 @@ import { DataSource } from 'typeorm';
 import { ProjectsController, InternalProjectsController } from './projects/projects.controller';
 import { ProjectsRepository } from './projects/projects.repository';
 import { ProjectsService } from './projects/projects.service';
+import { MonitoringRepository } from './projects/monitoring.repository';
+import { MonitoringService } from './projects/monitoring.service';
+import { SavedFiltersRepository } from './projects/saved-filters.repository';
+import { SavedFiltersService } from './projects/saved-filters.service';
 import { DeploymentProjectsConsumer } from './projects/deployment-projects.consumer';
 import { RunAttachmentsController, RunsController } from './runs/runs.controller';
 import { RunAttachmentSigner } from './runs/attachment-urls';
@@ -52,6 +56,10 @@ export class QueryModule {
         FeedbackStatsRepository,
         RunsService,
         ProjectsService,
+        MonitoringRepository,
+        MonitoringService,
+        { provide: SavedFiltersRepository, useFactory: () => new SavedFiltersRepository(dataSource) },
+        SavedFiltersService,
         { provide: SharesRepository, useFactory: () => new SharesRepository(dataSource) },
         ThreadsRepository,
         V2RunsService,

@@ -1,52 +1,15 @@
-import { RUN_FILTER_FIELDS, type RunFilterField } from '@th/contracts';
+import { FILTER_COMPARATORS, FILTER_FIELDS, FILTER_FIELD_ALIASES, FILTER_LOGICAL_OPERATORS, type FilterComparator, type FilterField } from '@th/contracts';
 import { FilterSyntaxError } from './filter.errors';
 
 export const MAX_FILTER_LENGTH = 10_000;
 export const MAX_FILTER_DEPTH = 32;
 
-export const FILTER_COMPARATORS = [
-  'eq',
-  'neq',
-  'gt',
-  'gte',
-  'lt',
-  'lte',
-  'has',
-  'search',
-  'in',
-  'like',
-  'ilike',
-] as const;
-export type FilterComparator = (typeof FILTER_COMPARATORS)[number];
-
-export const FILTER_LOGICAL_OPERATORS = ['and', 'or', 'not'] as const;
-export type FilterLogicalOperator = (typeof FILTER_LOGICAL_OPERATORS)[number];
-
-/** Fields of the filter language beyond the run's own (RUN_FIELDS' `filter`): keys and values inside JSON columns, and feedback. */
-const FILTER_FAMILY_FIELDS = [
-  'metadata_key',
-  'metadata_value',
-  'input_key',
-  'input_value',
-  'output_key',
-  'output_value',
-  'feedback_key',
-  'feedback_score',
-  'feedback_value',
-] as const;
-
-/** Canonical field names; aliases are resolved by the parser (see FILTER_FIELD_ALIASES). */
-export const FILTER_FIELDS: readonly FilterField[] = [...RUN_FILTER_FIELDS, ...FILTER_FAMILY_FIELDS];
-export type FilterField = RunFilterField | (typeof FILTER_FAMILY_FIELDS)[number];
+export { FILTER_COMPARATORS, FILTER_FIELDS, FILTER_FIELD_ALIASES, FILTER_LOGICAL_OPERATORS } from '@th/contracts';
+export type { FilterComparator, FilterField, FilterLogicalOperator } from '@th/contracts';
 
 /** The fields an unknown field's message lists first: the ids a filter most often names. */
 const LISTED_FIRST: readonly FilterField[] = ['id', 'trace_id', 'session_id'];
 const LISTED_FIELDS = [...LISTED_FIRST, ...FILTER_FIELDS.filter((f) => !LISTED_FIRST.includes(f))];
-
-export const FILTER_FIELD_ALIASES: Readonly<Record<string, FilterField>> = {
-  run_id: 'id',
-  tag: 'tags',
-};
 
 export interface FilterStringValue {
   kind: 'string';

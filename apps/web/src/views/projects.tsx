@@ -4,6 +4,7 @@ import type { Project, ProjectCreate } from '@th/contracts';
 import { api } from '../api';
 import { fmtCost, fmtInt, fmtLatency, fmtPct, fmtTime } from '../format';
 import { Link, navigate, paths, setSearchParam, useLocation } from '../router';
+import { TimeRangePicker, rangeOf, rangeStart } from '../components/time-range';
 
 type SortKey = 'name' | 'run_count' | 'error_rate' | 'latency_p50' | 'total_tokens' | 'last_run_start_time';
 
@@ -11,12 +12,15 @@ export function ProjectsView({ tenant }: { tenant: string }) {
   const location = useLocation();
   const search = location.searchParams.get('q') ?? '';
   const sort = (location.searchParams.get('sort') ?? 'last_run_start_time') as SortKey;
+  const range = rangeOf(location.searchParams.get('range'), 'all');
+  const statsStart = rangeStart(range);
   const [text, setText] = useState(search);
   const projects = useQuery({
-    queryKey: ['projects', tenant, search],
+    queryKey: ['projects', tenant, search, statsStart],
     queryFn: ({ signal }) => {
       const q = new URLSearchParams({ include_stats: 'true', limit: '1000' });
       if (search) q.set('name_contains', search);
+      if (statsStart) q.set('stats_start_time', statsStart);
       return api<Project[]>(`/sessions?${q}`, { tenant, signal });
     },
   });
@@ -54,6 +58,7 @@ export function ProjectsView({ tenant }: { tenant: string }) {
             <option value="total_tokens">Tokens</option>
           </select>
         </label>
+        <TimeRangePicker value={range} fallback="all" />
       </form>
       <form
         className="toolbar"
@@ -101,6 +106,7 @@ export function ProjectsView({ tenant }: { tenant: string }) {
                 <td className="num">{fmtInt(p.total_tokens)}</td>
                 <td className="num">{fmtCost(p.total_cost)}</td>
                 <td>{fmtTime(p.last_run_start_time)}</td>
+
               </tr>
             ))}
           </tbody>

@@ -22,6 +22,7 @@ import {
 } from '../feedback.schema';
 import { infoSchema } from '../info.schema';
 import { modelPriceMapCreateSchema, modelPriceMapSchema, modelPriceMapUpdateSchema } from '../llm.schema';
+import { projectDashboardRequestSchema, projectDashboardSchema, savedFilterCreateSchema, savedFilterSchema } from '../monitoring.schema';
 import { otlpTraceRequestSchema } from '../otel.schema';
 import { projectCreateSchema, projectGetQuerySchema, projectListQuerySchema, projectSchema, projectUpdateSchema } from '../project.schema';
 import { runBatchSchema, runCreateSchema, runQueryResponseSchema, runQuerySchema, runResponseSchema, runStatsQuerySchema, runStatsSchema, runUpdateSchema } from '../run.schema';
@@ -70,6 +71,26 @@ export const API_ROUTES: RouteSpec[] = [
   },
   { method: 'patch', path: '/api/v1/sessions/{session_id}', service: 'query', audit: { operation: 'update_tracer_session', resourceType: 'tracer_session', resourceParam: 'session_id' }, summary: 'Update a tracing project', tag: 'projects', body: projectUpdateSchema, responses: { 200: projectSchema, 404: errorBodySchema, ...errors } },
   { method: 'delete', path: '/api/v1/sessions/{session_id}', service: 'query', audit: { operation: 'delete_tracer_session', resourceType: 'tracer_session', resourceParam: 'session_id' }, summary: 'Delete a tracing project and its runs', tag: 'projects', responses: { 202: accepted, 404: errorBodySchema } },
+  {
+    method: 'post',
+    path: '/api/v1/sessions/{session_id}/dashboard',
+    service: 'query',
+    summary: "A project's monitoring charts over time (LangSmith's prebuilt dashboard): root-run count, error rate and latency p50/p99, tokens and cost of all runs, average feedback score by key, per time bucket",
+    tag: 'projects',
+    body: projectDashboardRequestSchema,
+    responses: { 200: projectDashboardSchema, 404: errorBodySchema, ...errors },
+  },
+  { method: 'get', path: '/api/v1/sessions/{session_id}/filters', service: 'query', summary: "The project's saved run filters (shared by the workspace), by name", tag: 'projects', responses: { 200: z.array(savedFilterSchema), 404: errorBodySchema, ...errors } },
+  {
+    method: 'post',
+    path: '/api/v1/sessions/{session_id}/filters',
+    service: 'query',
+    summary: 'Save a named run filter for the project (checked by the filter parser; a name is unique in its project)',
+    tag: 'projects',
+    body: savedFilterCreateSchema,
+    responses: { 200: savedFilterSchema, 404: errorBodySchema, 409: errorBodySchema, ...errors },
+  },
+  { method: 'delete', path: '/api/v1/sessions/{session_id}/filters/{filter_id}', service: 'query', summary: 'Delete a saved run filter', tag: 'projects', responses: { 200: accepted, 404: errorBodySchema, ...errors } },
   { method: 'post', path: '/api/v1/feedback', service: 'ingest', summary: 'Create feedback on a run or a project (feedback_config enforced)', tag: 'feedback', body: feedbackCreateSchema, responses: { 200: feedbackSchema, 409: errorBodySchema, ...errors } },
   {
     method: 'post',

@@ -53,10 +53,10 @@ export class ProjectsService {
     throw conflict(existing ? `Project with name "${body.name}" already exists` : `Project with id ${entity.id} already exists`);
   }
 
-  async get(identity: Identity, id: string, includeStats: boolean): Promise<Project> {
+  async get(identity: Identity, id: string, includeStats: boolean, statsStartTime?: string): Promise<Project> {
     const p = await this.repo.findById(identity, id);
     if (!p) throw notFound(`Project ${id}`);
-    return includeStats ? this.withStats(identity, p) : this.present(p);
+    return includeStats ? this.withStats(identity, p, statsStartTime) : this.present(p);
   }
 
   async list(identity: Identity, q: ProjectListQuery): Promise<Project[]> {
@@ -73,7 +73,7 @@ export class ProjectsService {
       { ids: q.id, name: q.name, nameContains: q.name_contains, referenceDatasets: q.reference_dataset, referenceFree: q.reference_free, metadata },
       { offset: q.offset, limit: q.limit },
     );
-    return q.include_stats ? Promise.all(rows.map((r) => this.withStats(identity, r))) : rows.map((r) => this.present(r));
+    return q.include_stats ? Promise.all(rows.map((r) => this.withStats(identity, r, q.stats_start_time))) : rows.map((r) => this.present(r));
   }
 
   /** Tracked: update_tracer_session, Success or Failure. */
@@ -158,9 +158,9 @@ export class ProjectsService {
     return { by_name: byName, missing_ids: req.ids.filter((id) => !found.has(id)) };
   }
 
-  private async withStats(identity: Identity, p: ProjectEntity): Promise<Experiment> {
+  private async withStats(identity: Identity, p: ProjectEntity, statsStartTime?: string): Promise<Experiment> {
     const [s, sessionFeedback, testRunNumber] = await Promise.all([
-      this.runs.stats(identity, { session: [p.id] }),
+      this.runs.stats(identity, { session: [p.id], start_time: statsStartTime ?? null }),
       this.feedbackStats.forSessionOnly(identity, p.id),
       this.repo.testRunNumber(identity, p),
     ]);

@@ -163,7 +163,7 @@ export class RunsService {
       try {
         return compileFilter(expr, { paramPrefix: prefix, tenantParam: 'tenant' });
       } catch (err) {
-        if (err instanceof FilterSyntaxError) throw new ValidationFailed([{ loc: ['body', field], msg: err.message, type: 'value_error' }]);
+        if (err instanceof FilterSyntaxError) throw new ValidationFailed([{ loc: ['body', field], msg: err.message, type: 'value_error', ctx: { position: err.position } }]);
         throw err;
       }
     };
