@@ -12,7 +12,6 @@ import {
   promptTagCreateSchema,
   promptTagParamSchema,
   promptTagUpdateSchema,
-  tenantHandleSetSchema,
   hubDirectoryCommitSchema,
   hubDirectoryQuerySchema,
   type HubDirectory,
@@ -21,7 +20,6 @@ import {
   promptWebhookTestSchema,
   promptWebhookUpdateSchema,
   type PromptWebhook,
-  type HubSettings,
   type Identity,
   type PromptCommitListed,
   type PromptCommitPulled,
@@ -136,23 +134,6 @@ export class PromptLikesController {
   like(@CurrentIdentity() identity: Identity, @Param() params: unknown, @Body() body: unknown): Promise<{ likes: number }> {
     const p = parseOrThrow(promptRepoParamSchema, params, ['path']);
     return this.hub.like(identity, p.owner, p.repo, parseOrThrow(promptLikeSchema, body, ['body']).like);
-  }
-}
-
-@Controller('settings')
-export class HubSettingsController {
-  constructor(private readonly hub: PromptHubService) {}
-
-  @Get()
-  get(@CurrentIdentity() identity: Identity): Promise<HubSettings> {
-    return this.hub.settings(identity);
-  }
-
-  @Post('handle')
-  @TrackedOperation()
-  @HttpCode(200)
-  setHandle(@CurrentIdentity() identity: Identity, @Body() body: unknown): Promise<HubSettings> {
-    return this.hub.setTenantHandle(identity, parseOrThrow(tenantHandleSetSchema, body, ['body']).tenant_handle);
   }
 }
 

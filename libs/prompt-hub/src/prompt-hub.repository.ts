@@ -103,9 +103,10 @@ export class PromptHubRepository {
     return this.db.transaction((m: EntityManager) => fn(new PromptHubRepository(m)));
   }
 
-  async handleOf(tenantId: string): Promise<{ handle: string; created_at: Date } | null> {
-    const rows: { handle: string; created_at: Date }[] = await this.db.query(`SELECT handle, created_at FROM prompt_hub.handles WHERE tenant_id = $1`, [tenantId]);
-    return rows[0] ?? null;
+  /** `prompt_hub.handles` is a copy of the workspaces' tenant handles, kept from the gateway's `workspaces` events. */
+  async handleOf(tenantId: string): Promise<string | null> {
+    const rows: { handle: string }[] = await this.db.query(`SELECT handle FROM prompt_hub.handles WHERE tenant_id = $1`, [tenantId]);
+    return rows[0]?.handle ?? null;
   }
 
   async tenantOfHandle(handle: string): Promise<string | null> {
@@ -113,14 +114,20 @@ export class PromptHubRepository {
     return rows[0]?.tenant_id ?? null;
   }
 
-  /** Inserts the handle; 'taken' when another workspace has it, 'already-set' when this one has a handle. */
-  async setHandle(tenantId: string, handle: string): Promise<'ok' | 'taken' | 'already-set'> {
-    const rows: { tenant_id: string }[] = await this.db.query(
-      `INSERT INTO prompt_hub.handles (tenant_id, handle, created_at) VALUES ($1, $2, now()) ON CONFLICT DO NOTHING RETURNING tenant_id`,
+  /**
+   * Applies a workspace's current handle (null: none, or the workspace is gone). A handle moves between workspaces
+   * only through the owner, which keeps it unique, so a row still naming it for another workspace is stale.
+   */
+  async applyWorkspaceHandle(tenantId: string, handle: string | null): Promise<void> {
+    if (handle === null) {
+      await this.db.query(`DELETE FROM prompt_hub.handles WHERE tenant_id = $1`, [tenantId]);
+      return;
+    }
+    await this.db.query(`DELETE FROM prompt_hub.handles WHERE handle = $1 AND tenant_id <> $2`, [handle, tenantId]);
+    await this.db.query(
+      `INSERT INTO prompt_hub.handles (tenant_id, handle, created_at) VALUES ($1, $2, now()) ON CONFLICT (tenant_id) DO UPDATE SET handle = EXCLUDED.handle`,
       [tenantId, handle],
     );
-    if (rows.length > 0) return 'ok';
-    return (await this.handleOf(tenantId)) ? 'already-set' : 'taken';
   }
 
   async insertRepo(tenantId: string, r: { repo_handle: string; repo_type: HubRepoType; description: string | null; readme: string | null; tags: string[]; is_public: boolean }): Promise<string | null> {

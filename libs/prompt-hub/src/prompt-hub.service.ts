@@ -4,7 +4,6 @@ import type {
   HubDirectory,
   HubDirectoryCommit,
   HubDirectoryEntry,
-  HubSettings,
   Identity,
   PromptCommitCreate,
   PromptCommitListed,
@@ -15,6 +14,7 @@ import type {
   PromptRepoListQuery,
   PromptRepoUpdate,
   PromptWebhookTrigger,
+  WorkspaceChangedEvent,
 } from '@th/contracts';
 import { badRequest, conflict, forbidden, notFound } from '@th/platform';
 import { Logger } from '@nestjs/common';
@@ -89,33 +89,32 @@ export class PromptHubService {
     await this.events.promptEvent(tx.db, r.tenant_id, payload);
   }
 
-  async settings(identity: Identity): Promise<HubSettings> {
-    const handle = await this.repo.handleOf(identity.tenant_id);
-    return {
-      id: identity.tenant_id,
-      display_name: handle?.handle ?? identity.tenant_id,
-      tenant_handle: handle?.handle ?? null,
-      created_at: (handle?.created_at ?? new Date()).toISOString(),
-    };
+  /**
+   * The caller's workspace handle: the gateway signs the workspace's current one into the identity (fresh after a
+   * change); the copy kept from `workspaces` events answers for callers without it.
+   */
+  private async ownHandle(identity: Identity): Promise<string | null> {
+    const signed = identity.workspace_settings?.tenant_handle;
+    return signed !== undefined ? signed : this.repo.handleOf(identity.tenant_id);
   }
 
-  /** Tracked: set_tenant_handle. Set once per workspace; a handle belongs to one workspace. */
-  setTenantHandle(identity: Identity, handle: string): Promise<HubSettings> {
-    return this.audit.track({ operation: 'set_tenant_handle', identity, resources: [{ type: 'workspace', id: identity.tenant_id }] }, async () => {
-      const res = await this.repo.setHandle(identity.tenant_id, handle);
-      if (res === 'already-set') throw conflict('This workspace already has a hub handle; it can be set once');
-      if (res === 'taken') throw conflict(`The handle ${handle} belongs to another workspace`);
-      return this.settings(identity);
-    });
+  /** A repo with its owner's handle; the caller's own repos carry the identity's (fresher) handle. */
+  private async withOwner(identity: Identity, r: RepoRow): Promise<RepoRow> {
+    return r.tenant_id === identity.tenant_id ? { ...r, owner: await this.ownHandle(identity) } : r;
+  }
+
+  /** A `workspaces` event: the hub's copy of the workspace's handle follows the workspace. */
+  async workspaceChanged(e: WorkspaceChangedEvent): Promise<void> {
+    await this.repo.applyWorkspaceHandle(e.workspace_id, e.deleted ? null : e.tenant_handle);
   }
 
   async listRepos(identity: Identity, q: PromptRepoListQuery): Promise<{ repos: PromptRepo[]; total: number }> {
     const { rows, total } = await this.repo.listRepos(reader(identity), q);
-    return { repos: rows.map(presentRepo), total };
+    return { repos: (await Promise.all(rows.map((r) => this.withOwner(identity, r)))).map(presentRepo), total };
   }
 
   async createRepo(identity: Identity, body: PromptRepoCreate): Promise<{ repo: PromptRepo }> {
-    if (body.is_public && !(await this.repo.handleOf(identity.tenant_id))) throw badRequest('A public prompt needs the workspace to have a hub handle first (POST /settings/handle)');
+    if (body.is_public && !(await this.ownHandle(identity))) throw badRequest('A public prompt needs the workspace to have a tenant handle first (POST /settings/handle)');
     const id = await this.repo.insertRepo(identity.tenant_id, {
       repo_handle: body.repo_handle,
       description: body.description ?? null,
@@ -125,7 +124,7 @@ export class PromptHubService {
       repo_type: body.repo_type,
     });
     if (!id) throw conflict(`A prompt named ${body.repo_handle} already exists in this workspace`);
-    return { repo: presentRepo((await this.repo.repoByHandle(reader(identity), identity.tenant_id, body.repo_handle))!) };
+    return { repo: presentRepo(await this.withOwner(identity, (await this.repo.repoByHandle(reader(identity), identity.tenant_id, body.repo_handle))!)) };
   }
 
   async getRepo(identity: Identity, owner: string, handle: string): Promise<{ repo: PromptRepo }> {
@@ -140,7 +139,7 @@ export class PromptHubService {
 
   async updateRepo(identity: Identity, owner: string, handle: string, patch: PromptRepoUpdate): Promise<{ repo: PromptRepo }> {
     const r = await this.writable(identity, owner, handle);
-    if (patch.is_public && !(await this.repo.handleOf(identity.tenant_id))) throw badRequest('A public prompt needs the workspace to have a hub handle first (POST /settings/handle)');
+    if (patch.is_public && !(await this.ownHandle(identity))) throw badRequest('A public prompt needs the workspace to have a tenant handle first (POST /settings/handle)');
     await this.repo.updateRepo(r.id, {
       ...(patch.description !== undefined ? { description: patch.description } : {}),
       ...(patch.readme !== undefined ? { readme: patch.readme } : {}),
@@ -148,7 +147,7 @@ export class PromptHubService {
       is_public: patch.is_public,
       is_archived: patch.is_archived,
     });
-    return { repo: presentRepo((await this.repo.repoByHandle(reader(identity), r.tenant_id, handle))!) };
+    return { repo: presentRepo(await this.withOwner(identity, (await this.repo.repoByHandle(reader(identity), r.tenant_id, handle))!)) };
   }
 
   async deleteRepo(identity: Identity, owner: string, handle: string): Promise<void> {
@@ -208,8 +207,9 @@ export class PromptHubService {
   ): Promise<{ repo: RepoRow; row: CommitRow }> {
     const ownerTenant = await this.ownerTenant(identity, owner);
     const done = await this.repo.transaction(async (tx) => {
-      const r = await tx.repoByHandle(reader(identity), ownerTenant, handle, true);
-      if (!r || (r.tenant_id !== identity.tenant_id && !r.is_public)) throw notFound('Prompt');
+      const locked = await tx.repoByHandle(reader(identity), ownerTenant, handle, true);
+      if (!locked || (locked.tenant_id !== identity.tenant_id && !locked.is_public)) throw notFound('Prompt');
+      const r = await this.withOwner(identity, locked);
       if (r.tenant_id !== identity.tenant_id) throw forbidden('Only the workspace that owns a prompt can commit to it');
       const latest = await tx.latestCommit(r.id);
       if (parentCommit && !latest?.commit_hash.startsWith(parentCommit)) {
@@ -319,7 +319,7 @@ export class PromptHubService {
   }
 
   private async ownerTenant(identity: Identity, owner: string): Promise<string> {
-    if (owner === '-') return identity.tenant_id;
+    if (owner === '-' || owner === (await this.ownHandle(identity))) return identity.tenant_id;
     const tenant = await this.repo.tenantOfHandle(owner);
     if (!tenant) throw notFound('Prompt');
     return tenant;
@@ -329,7 +329,7 @@ export class PromptHubService {
   private async readable(identity: Identity, owner: string, handle: string): Promise<RepoRow> {
     const r = await this.repo.repoByHandle(reader(identity), await this.ownerTenant(identity, owner), handle);
     if (!r || (r.tenant_id !== identity.tenant_id && !r.is_public)) throw notFound('Prompt');
-    return r;
+    return this.withOwner(identity, r);
   }
 
   private async writable(identity: Identity, owner: string, handle: string): Promise<RepoRow> {

@@ -8,10 +8,14 @@ const errors = { 401: errorBodySchema, 404: errorBodySchema, 422: httpValidation
 const writeErrors = { ...errors, 403: errorBodySchema, 409: errorBodySchema };
 const repo = '/api/v1/repos/{owner}/{repo}';
 
+/** The hub settings: the workspace's tenant handle, which the workspace owns (served by the gateway). */
+export const HUB_SETTINGS_ROUTES: Omit<RouteSpec, 'service'>[] = [
+  { method: 'get', path: '/api/v1/settings', summary: "The workspace's hub settings: id and tenant_handle (null until set)", tag: 'prompt-hub', responses: { 200: hubSettingsSchema, 401: errorBodySchema } },
+  { method: 'post', path: '/api/v1/settings/handle', audit: { operation: 'set_tenant_handle' }, summary: "Set the workspace's tenant handle (its hub owner name), once (409 when set or taken); PATCH /workspaces/{id} changes it", tag: 'prompt-hub', body: tenantHandleSetSchema, responses: { 200: hubSettingsSchema, 409: errorBodySchema, ...errors } },
+];
+
 /** The prompt hub (served by the query service). `{owner}` is `-` (own workspace) or a workspace's hub handle. */
 export const PROMPT_HUB_ROUTES: Omit<RouteSpec, 'service'>[] = [
-  { method: 'get', path: '/api/v1/settings', summary: "The workspace's hub settings: id and tenant_handle (null until set)", tag: 'prompt-hub', responses: { 200: hubSettingsSchema, 401: errorBodySchema } },
-  { method: 'post', path: '/api/v1/settings/handle', audit: { operation: 'set_tenant_handle' }, summary: "Set the workspace's hub handle, once (409 when set or taken)", tag: 'prompt-hub', body: tenantHandleSetSchema, responses: { 200: hubSettingsSchema, 409: errorBodySchema, ...errors } },
   { method: 'get', path: '/api/v1/repos', summary: "List the workspace's prompts (is_public=true: every workspace's public prompts), filtered and sorted", tag: 'prompt-hub', query: promptRepoListQuerySchema, responses: { 200: promptRepoListSchema, ...errors } },
   { method: 'post', path: '/api/v1/repos', summary: 'Create a prompt (a public one needs a hub handle); 409 on a name taken in the workspace', tag: 'prompt-hub', body: promptRepoCreateSchema, responses: { 200: promptRepoResponseSchema, 400: errorBodySchema, ...writeErrors } },
   { method: 'get', path: repo, summary: "Read a prompt (another workspace's private prompt is a 404); counts a view from another workspace", tag: 'prompt-hub', responses: { 200: promptRepoResponseSchema, ...errors } },
