@@ -212,6 +212,36 @@ describe('prompt hub through HTTP and the published langsmith client', () => {
     expect(listed.repos.map((r: Json) => r.full_name)).toEqual([`${handle}/${pub}`]);
   });
 
+  it('the workspace owns the handle: a PATCH of the workspace renames the owner in paths and listings, null removes it', async () => {
+    const name = `owned-${randomUUID().slice(0, 8)}`;
+    const renamed = `rn-${randomUUID().slice(0, 8)}`;
+    await client.pushPrompt(name, { object: PromptTemplate.fromTemplate('o {x}'), isPublic: true });
+    expect(((await json(await asOther(`/api/v1/repos/${handle}/${name}`))).repo as Json).owner).toBe(handle);
+    const patch = (h: string | null) => svc.api(`/api/v1/workspaces/${svc.workspaceId}`, { method: 'PATCH', json: { tenant_handle: h } });
+    expect((await json(await patch(renamed))).tenant_handle).toBe(renamed);
+    try {
+      expect((await json(await svc.api('/api/v1/settings'))).tenant_handle).toBe(renamed);
+      // the other workspace resolves the new name, no longer the old one
+      expect(((await json(await asOther(`/api/v1/repos/${renamed}/${name}`))).repo as Json).full_name).toBe(`${renamed}/${name}`);
+      expect((await asOther(`/api/v1/repos/${handle}/${name}`)).status).toBe(404);
+      const listed = await json(await asOther(`/api/v1/repos/?is_public=true&query=${name}`));
+      expect(listed.repos.map((r: Json) => r.full_name)).toEqual([`${renamed}/${name}`]);
+      expect(((await client.getPrompt(name)) as Json).owner).toBe(renamed);
+      // set once through /settings: a workspace with a handle is a 409 there
+      expect((await svc.api('/api/v1/settings/handle', { method: 'POST', json: { tenant_handle: `${renamed}-x` } })).status).toBe(409);
+      // without a handle: no owner name, no new public prompt, and /settings sets one again
+      await json(await patch(null));
+      expect((await json(await svc.api('/api/v1/settings'))).tenant_handle).toBeNull();
+      expect((await asOther(`/api/v1/repos/${renamed}/${name}`)).status).toBe(404);
+      expect((await svc.api('/api/v1/repos/', { method: 'POST', json: { repo_handle: `${name}-2`, is_public: true } })).status).toBe(400);
+      expect(((await json(await svc.api('/api/v1/settings/handle', { method: 'POST', json: { tenant_handle: renamed } }))) as Json).tenant_handle).toBe(renamed);
+      expect(((await json(await asOther(`/api/v1/repos/${renamed}/${name}`))).repo as Json).owner).toBe(renamed);
+    } finally {
+      await json(await patch(handle));
+    }
+    expect(((await json(await asOther(`/api/v1/repos/${handle}/${name}`))).repo as Json).owner).toBe(handle);
+  });
+
   it('lists with filters and sorting', async () => {
     const prefix = `list-${randomUUID().slice(0, 6)}`;
     for (const [i, tags] of [['a'], ['a', 'b'], ['b']].entries()) {
