@@ -210,6 +210,14 @@ describe('prompt hub through HTTP and the published langsmith client', () => {
     expect(own.total).toBe(0);
     const listed = await json(await asOther(`/api/v1/repos/?is_public=true&query=${pub}`));
     expect(listed.repos.map((r: Json) => r.full_name)).toEqual([`${handle}/${pub}`]);
+    // tenant_handle: one workspace's prompts, only the public ones of another workspace; an unknown handle lists nothing
+    const byOwner = async (h: string, as = asOther) => ((await json(await as(`/api/v1/repos/?tenant_handle=${h}&limit=100`))).repos as Json[]).map((r) => r.repo_handle);
+    expect(await byOwner(handle)).toContain(pub);
+    expect(await byOwner(handle)).not.toContain(priv);
+    expect(await byOwner(handle, svc.api)).toEqual(expect.arrayContaining([pub, priv]));
+    expect(await byOwner('-', svc.api)).toEqual(expect.arrayContaining([pub, priv]));
+    expect(await byOwner(`nobody-${randomUUID().slice(0, 6)}`)).toEqual([]);
+    expect((await json(await asOther('/api/v1/repos/?tenant_handle=Not%20A%20Handle'), 422)).detail[0].loc).toEqual(['query', 'tenant_handle']);
   });
 
   it('the workspace owns the handle: a PATCH of the workspace renames the owner in paths and listings, null removes it', async () => {

@@ -16,6 +16,8 @@ import {
   hubDirectoryQuerySchema,
   type HubDirectory,
   promptWebhookCreateSchema,
+  promptWebhookDeliveryListQuerySchema,
+  type PromptWebhookDelivery,
   promptWebhookIdParamSchema,
   promptWebhookTestSchema,
   promptWebhookUpdateSchema,
@@ -164,6 +166,12 @@ export class PromptWebhooksController {
   @Get(':webhook_id')
   get(@CurrentIdentity() identity: Identity, @Param() params: unknown): Promise<PromptWebhook> {
     return this.webhooks.get(identity, parseOrThrow(promptWebhookIdParamSchema, params, ['path']).webhook_id);
+  }
+
+  @Get(':webhook_id/deliveries')
+  deliveries(@CurrentIdentity() identity: Identity, @Param() params: unknown, @Query() query: unknown): Promise<{ deliveries: PromptWebhookDelivery[]; total: number }> {
+    const { webhook_id } = parseOrThrow(promptWebhookIdParamSchema, params, ['path']);
+    return this.webhooks.deliveries(identity, webhook_id, parseOrThrow(promptWebhookDeliveryListQuerySchema, query, ['query']));
   }
 
   @Patch(':webhook_id')

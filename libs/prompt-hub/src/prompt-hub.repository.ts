@@ -78,11 +78,13 @@ const SORT_COLUMNS: Record<PromptRepoListQuery['sort_field'], string> = {
 type Queryable = Pick<EntityManager, 'query' | 'transaction'>;
 
 /** The WHERE of a repo listing, its parameters numbered from `base + 1`. */
-function repoFilter(reader: HubReader, q: PromptRepoListQuery, base: number): { cond: string; params: unknown[] } {
+function repoFilter(reader: HubReader, q: PromptRepoListQuery, base: number, ownerTenantId: string | null): { cond: string; params: unknown[] } {
   const params: unknown[] = [reader.tenantId];
   const next = (v: unknown) => `$${base + params.push(v)}`;
   const tenant = `$${base + 1}`;
-  const where = [q.is_public === true ? `(r.is_public OR r.tenant_id = ${tenant})` : `r.tenant_id = ${tenant}`];
+  const readable = `(r.is_public OR r.tenant_id = ${tenant})`;
+  const where =
+    ownerTenantId === null ? [q.is_public === true ? readable : `r.tenant_id = ${tenant}`] : [`r.tenant_id = ${next(ownerTenantId)}`, readable];
   if (q.is_public !== undefined) where.push(`r.is_public = ${q.is_public ? 'true' : 'false'}`);
   if (q.is_archived !== undefined) where.push(`r.is_archived = ${q.is_archived ? 'true' : 'false'}`);
   if (q.query) {
@@ -147,12 +149,12 @@ export class PromptHubRepository {
     return rows[0] ?? null;
   }
 
-  /** The reader's own repos, or (is_public = true) every public repo. */
-  async listRepos(reader: HubReader, q: PromptRepoListQuery): Promise<{ rows: RepoRow[]; total: number }> {
-    const count = repoFilter(reader, q, 0);
+  /** The reader's own repos, or (is_public = true) every public repo; with an owner, that workspace's (public ones unless the reader's). */
+  async listRepos(reader: HubReader, q: PromptRepoListQuery, ownerTenantId: string | null = null): Promise<{ rows: RepoRow[]; total: number }> {
+    const count = repoFilter(reader, q, 0, ownerTenantId);
     const totalRows: { n: number }[] = await this.db.query(`SELECT count(*)::int AS n FROM prompt_hub.repos r WHERE ${count.cond}`, count.params);
     // $1 is the liker (REPO_COLUMNS), the filter's parameters follow it.
-    const page = repoFilter(reader, q, 1);
+    const page = repoFilter(reader, q, 1, ownerTenantId);
     const params = [reader.liker, ...page.params, q.limit, q.offset];
     const dir = q.sort_direction === 'asc' ? 'ASC' : 'DESC';
     const rows: RepoRow[] = await this.db.query(

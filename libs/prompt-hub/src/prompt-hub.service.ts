@@ -109,7 +109,12 @@ export class PromptHubService {
   }
 
   async listRepos(identity: Identity, q: PromptRepoListQuery): Promise<{ repos: PromptRepo[]; total: number }> {
-    const { rows, total } = await this.repo.listRepos(reader(identity), q);
+    let owner: string | null = null;
+    if (q.tenant_handle !== undefined) {
+      owner = q.tenant_handle === '-' || q.tenant_handle === (await this.ownHandle(identity)) ? identity.tenant_id : await this.repo.tenantOfHandle(q.tenant_handle);
+      if (owner === null) return { repos: [], total: 0 };
+    }
+    const { rows, total } = await this.repo.listRepos(reader(identity), q, owner);
     return { repos: (await Promise.all(rows.map((r) => this.withOwner(identity, r)))).map(presentRepo), total };
   }
 
