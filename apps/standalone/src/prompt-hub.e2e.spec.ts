@@ -6,6 +6,7 @@ import { FakeListChatModel } from '@langchain/core/utils/testing';
 import { Client } from 'langsmith';
 import { TOPICS, type AuditRecord } from '@th/contracts';
 import { EventBus } from '@th/bus';
+import { commitHash } from '@th/prompt-hub';
 import { startTestStandalone, type TestStandalone } from './testing/standalone-harness';
 
 type Json = Record<string, any>;
@@ -123,6 +124,29 @@ describe('prompt hub through HTTP and the published langsmith client', () => {
     // the stored manifest itself comes back as sent in the history
     const [c] = (await json(await svc.api(`/api/v1/commits/-/${name}/`))).commits as Json[];
     expect(JSON.stringify(c!.manifest)).toBe(JSON.stringify(manifest));
+  });
+
+  it('keeps manifests byte for byte: key order, 1.0, 1e3 and escapes come back as pushed; the hash is over those bytes', async () => {
+    const name = `bytes-${randomUUID().slice(0, 8)}`;
+    await json(await svc.api('/api/v1/repos/', { method: 'POST', json: { repo_handle: name } }));
+    const manifest =
+      '{"lc":1,"type":"constructor","id":["langchain","prompts","prompt","PromptTemplate"],"kwargs":{"template_format":"f-string","template":"caf\\u00e9 \\"{x}\\" \u00fc","input_variables":["x"],"z":1.0,"a":1e3,"n":-0.50}}';
+    expect(JSON.stringify(JSON.parse(manifest))).not.toBe(manifest);
+    const res = await svc.api(`/api/v1/commits/-/${name}`, { method: 'POST', body: `{"description":"raw", "manifest": ${manifest} }`, headers: { 'content-type': 'application/json' } });
+    const commit = (await json(res)).commit as Json;
+    expect(commit.commit_hash).toBe(commitHash(null, manifest));
+    const pulled = await svc.api(`/api/v1/commits/-/${name}/latest`);
+    expect(pulled.headers.get('content-type')).toContain('application/json');
+    const text = await pulled.text();
+    expect(text.startsWith(`{"manifest":${manifest},`)).toBe(true);
+    expect(JSON.parse(text)).toMatchObject({ commit_hash: commit.commit_hash, repo: name, examples: [] });
+    // the SDK reads it as any JSON
+    expect((await client.pullPromptCommit(name, { skipCache: true })).manifest).toEqual(JSON.parse(manifest));
+    // the same content pushed again is nothing to commit; other bytes of the same value are a new commit
+    expect((await svc.api(`/api/v1/commits/-/${name}`, { method: 'POST', body: `{"manifest":${manifest}}`, headers: { 'content-type': 'application/json' } })).status).toBe(409);
+    const c2 = (await json(await svc.api(`/api/v1/commits/-/${name}`, { method: 'POST', json: { manifest: JSON.parse(manifest) } }))).commit as Json;
+    expect(c2.commit_hash).toBe(commitHash(commit.commit_hash as string, JSON.stringify(JSON.parse(manifest))));
+    expect((await (await svc.api(`/api/v1/commits/-/${name}/${(commit.commit_hash as string).slice(0, 12)}`)).text()).startsWith(`{"manifest":${manifest},`)).toBe(true);
   });
 
   it('refuses a stale parent_commit (409), unsupported manifests (400) and bad bodies (422), writing nothing', async () => {

@@ -20,6 +20,7 @@ import { badRequest, conflict, forbidden, notFound } from '@th/platform';
 import { Logger } from '@nestjs/common';
 import type { CommitRow, HubReader, PromptHubRepository, RepoRow, TagRow } from './prompt-hub.repository';
 import type { PromptEventListener } from './prompt-webhooks.service';
+import { memberText } from './manifest-text';
 
 /** The first segment of a manifest's `id` the hub accepts: LangChain's own serializable classes. */
 const MANIFEST_NAMESPACES = new Set(['langchain', 'langchain_core', 'langsmith']);
@@ -55,6 +56,27 @@ export function manifestForPull(manifest: Record<string, unknown>, includeModel:
   if (!isPlayground && !isPromptSequence) return manifest;
   if (!includeModel) return first as Record<string, unknown>;
   return isPlayground ? { ...manifest, id: SEQUENCE_ID } : manifest;
+}
+
+/**
+ * manifestForPull over the stored text: the text itself, or the exact text of the prompt inside it. Only a
+ * playground manifest pulled with its model is rebuilt (its `id` becomes RunnableSequence's).
+ */
+export function manifestTextForPull(text: string, includeModel: boolean): string {
+  const manifest = JSON.parse(text) as Record<string, unknown>;
+  const pulled = manifestForPull(manifest, includeModel);
+  if (pulled === manifest) return text;
+  if (pulled === (manifest.kwargs as Record<string, unknown>).first) {
+    const kwargs = memberText(text, 'kwargs');
+    const first = kwargs === null ? null : memberText(kwargs, 'first');
+    if (first !== null) return first;
+  }
+  return JSON.stringify(pulled);
+}
+
+/** A pull's answer, its manifest spliced in as stored (JSON.stringify would rewrite 1.0, 1e3 and escapes). */
+export function pulledJson(head: Omit<PromptCommitPulled, 'manifest'>, manifestText: string): string {
+  return `{"manifest":${manifestText},${JSON.stringify(head).slice(1)}`;
 }
 
 function isPrompt(v: unknown): boolean {
@@ -161,9 +183,10 @@ export class PromptHubService {
   }
 
   /** A stale `parent_commit` (not the latest commit) is a 409: someone else committed first. */
-  async createCommit(identity: Identity, owner: string, handle: string, body: PromptCommitCreate): Promise<{ commit: PromptCommitListed }> {
+  /** `rawManifest`: the manifest's text as the client sent it, stored and hashed as is. */
+  async createCommit(identity: Identity, owner: string, handle: string, body: PromptCommitCreate, rawManifest: string | null = null): Promise<{ commit: PromptCommitListed }> {
     checkManifest(body.manifest);
-    const manifestText = JSON.stringify(body.manifest);
+    const manifestText = rawManifest ?? JSON.stringify(body.manifest);
     const { repo: r, row } = await this.commit(identity, owner, handle, body.parent_commit ?? null, body.description ?? null, (repo) => {
       if (repo.repo_type !== 'prompt') throw badRequest(`${handle} is an ${repo.repo_type}: commit its files to /v1/platform/hub/repos/{owner}/{repo}/directories/commits`);
       return manifestText;
@@ -246,17 +269,13 @@ export class PromptHubService {
   }
 
   /** A pull: counted as a download of the repo and of the commit. */
-  async pullCommit(identity: Identity, owner: string, handle: string, ref: string, includeModel: boolean): Promise<PromptCommitPulled> {
+  async pullCommit(identity: Identity, owner: string, handle: string, ref: string, includeModel: boolean): Promise<{ head: Omit<PromptCommitPulled, 'manifest'>; manifest: string }> {
     const r = await this.readable(identity, owner, handle);
     const c = await this.resolveRef(r.id, ref);
     await this.repo.countDownload(r.id, c.id);
     return {
-      owner: r.owner ?? owner,
-      repo: handle,
-      commit_hash: c.commit_hash,
-      manifest: manifestForPull(JSON.parse(c.manifest) as Record<string, unknown>, includeModel),
-      examples: [],
-      description: c.description,
+      head: { owner: r.owner ?? owner, repo: handle, commit_hash: c.commit_hash, examples: [], description: c.description },
+      manifest: manifestTextForPull(c.manifest, includeModel),
     };
   }
 
