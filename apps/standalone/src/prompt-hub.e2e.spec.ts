@@ -114,6 +114,8 @@ describe('prompt hub through HTTP and the published langsmith client', () => {
     await client.pushPrompt(name, { object: manifest });
     const withModel = await client.pullPromptCommit(name, { includeModel: true });
     expect(withModel.manifest.id).toEqual(['langchain', 'schema', 'runnable', 'RunnableSequence']);
+    expect(await json(await svc.api(`/api/v1/commits/-/${name}/latest?include_model=true`))).toMatchObject({ model_config: { model: 'gpt-4o-mini' }, model_provider: 'ChatOpenAI' });
+    expect(await json(await svc.api(`/api/v1/commits/-/${name}/latest`))).toMatchObject({ model_config: null, model_provider: null });
     // The `langchain` namespace resolves through the caller's import map, as the langchain package's hub.pull gives it.
     const importMap = { schema__runnable: { RunnableSequence }, chat_models__openai: { ChatOpenAI } };
     const chain = await load<RunnableSequence>(JSON.stringify(withModel.manifest), { importMap });

@@ -156,6 +156,9 @@ export const promptCommitPulledSchema = z.object({
   manifest: promptManifest,
   examples: z.array(z.unknown()),
   description: z.string().nullable(),
+  /** With include_model, for a prompt with a model attached: the model's serialized kwargs and its class name. */
+  model_config: z.record(z.string(), z.unknown()).nullable(),
+  model_provider: z.string().nullable(),
 });
 export type PromptCommitPulled = z.infer<typeof promptCommitPulledSchema>;
 

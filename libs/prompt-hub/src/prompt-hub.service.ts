@@ -74,6 +74,19 @@ export function manifestTextForPull(text: string, includeModel: boolean): string
   return JSON.stringify(pulled);
 }
 
+/** The model attached to a prompt (playground or prompt-first RunnableSequence): its kwargs and class name. */
+export function attachedModel(manifest: Record<string, unknown>): { model_config: Record<string, unknown>; model_provider: string | null } | null {
+  const kwargs = manifest.kwargs as Record<string, unknown> | undefined;
+  if (manifestForPull(manifest, false) === manifest || typeof kwargs?.last !== 'object' || kwargs.last === null) return null;
+  const last = kwargs.last as { id?: unknown; kwargs?: unknown };
+  const id = Array.isArray(last.id) ? last.id : [];
+  const provider = id.at(-1);
+  return {
+    model_config: typeof last.kwargs === 'object' && last.kwargs !== null ? (last.kwargs as Record<string, unknown>) : {},
+    model_provider: typeof provider === 'string' ? provider : null,
+  };
+}
+
 /** A pull's answer, its manifest spliced in as stored (JSON.stringify would rewrite 1.0, 1e3 and escapes). */
 export function pulledJson(head: Omit<PromptCommitPulled, 'manifest'>, manifestText: string): string {
   return `{"manifest":${manifestText},${JSON.stringify(head).slice(1)}`;
@@ -274,7 +287,16 @@ export class PromptHubService {
     const c = await this.resolveRef(r.id, ref);
     await this.repo.countDownload(r.id, c.id);
     return {
-      head: { owner: r.owner ?? owner, repo: handle, commit_hash: c.commit_hash, examples: [], description: c.description },
+      head: {
+        owner: r.owner ?? owner,
+        repo: handle,
+        commit_hash: c.commit_hash,
+        examples: [],
+        description: c.description,
+        model_config: null,
+        model_provider: null,
+        ...(includeModel ? attachedModel(JSON.parse(c.manifest) as Record<string, unknown>) : null),
+      },
       manifest: manifestTextForPull(c.manifest, includeModel),
     };
   }

@@ -1,6 +1,6 @@
 import { createHmac } from 'node:crypto';
 import { DomainError } from '@th/platform';
-import { checkManifest, commitHash, manifestForPull, manifestTextForPull, pulledJson } from './prompt-hub.service';
+import { attachedModel, checkManifest, commitHash, manifestForPull, manifestTextForPull, pulledJson } from './prompt-hub.service';
 import { memberText } from './manifest-text';
 import { signWebhookBody } from './prompt-webhook.delivery';
 import { webhookCovers } from './prompt-webhooks.service';
@@ -51,6 +51,12 @@ describe('manifestForPull', () => {
     expect(manifestForPull(sequence, false)).toBe(prompt);
     expect(manifestForPull(sequence, true)).toBe(sequence);
   });
+  it('names the attached model: its kwargs and class (model_config, model_provider)', () => {
+    const withKwargs = { ...sequence, kwargs: { first: prompt, last: { ...model, kwargs: { model: 'gpt-4o-mini', temperature: 0.5 } } } };
+    expect(attachedModel(withKwargs)).toEqual({ model_config: { model: 'gpt-4o-mini', temperature: 0.5 }, model_provider: 'ChatOpenAI' });
+    expect(attachedModel(playground)).toEqual({ model_config: {}, model_provider: 'ChatOpenAI' });
+    expect(attachedModel(prompt)).toBeNull();
+  });
 });
 
 describe('webhook coverage', () => {
@@ -90,6 +96,7 @@ describe('manifest text (byte-for-byte pulls)', () => {
     expect(manifestTextForPull(text, false)).toBe('{"id":["langchain","prompts","x"],"t":"a \\" } ] {","n":1.0}');
     const plain = '{"id":["langchain","prompts","prompt","PromptTemplate"],"z":1.0,"a":1e3,"s":"caf\\u00e9"}';
     expect(manifestTextForPull(plain, false)).toBe(plain);
-    expect(JSON.parse(pulledJson({ owner: 'o', repo: 'r', commit_hash: 'h', examples: [], description: null }, plain))).toEqual({ manifest: JSON.parse(plain), owner: 'o', repo: 'r', commit_hash: 'h', examples: [], description: null });
+    const head = { owner: 'o', repo: 'r', commit_hash: 'h', examples: [], description: null, model_config: null, model_provider: null };
+    expect(JSON.parse(pulledJson(head, plain))).toEqual({ manifest: JSON.parse(plain), ...head });
   });
 });
