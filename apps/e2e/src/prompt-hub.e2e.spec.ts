@@ -41,7 +41,13 @@ describe('prompt hub in the cluster form', () => {
   it("another workspace reaches a public prompt by the owner's handle, which follows the workspace (gateway → workspaces topic → query)", async () => {
     const ws = (await (await call('/api/v1/workspaces', { method: 'POST', json: { display_name: 'hub owner' } })).json()) as Json;
     const sk = (await (await call('/api/v1/service-keys', { method: 'POST', json: { workspace_id: null, description: 'hub owner' } })).json()) as Json;
-    const asOwner = (path: string, init: RequestInit & { json?: unknown } = {}) => call(path, { ...init, headers: { 'x-api-key': sk.key as string, 'x-tenant-id': ws.id as string } });
+    // call() sets the cluster's own key; the new workspace is reached with an organization-scoped service key
+    const asOwner = (path: string, init: { method?: string; json?: unknown } = {}) =>
+      fetch(`${cluster.gateway.url}${path}`, {
+        method: init.method ?? 'GET',
+        headers: { 'x-api-key': sk.key as string, 'x-tenant-id': ws.id as string, 'content-type': 'application/json' },
+        body: init.json === undefined ? undefined : JSON.stringify(init.json),
+      });
     const handle = `own-${randomUUID().slice(0, 8)}`;
     const name = `shared-${randomUUID().slice(0, 8)}`;
     expect((await asOwner('/api/v1/settings/handle', { method: 'POST', json: { tenant_handle: handle } })).status).toBe(200);
