@@ -6,6 +6,7 @@ import { FakeListChatModel } from '@langchain/core/utils/testing';
 import { Client } from 'langsmith';
 import { TOPICS, type AuditRecord } from '@th/contracts';
 import { EventBus } from '@th/bus';
+import { commitHash } from '@th/prompt-hub';
 import { startTestStandalone, type TestStandalone } from './testing/standalone-harness';
 
 type Json = Record<string, any>;
@@ -113,6 +114,8 @@ describe('prompt hub through HTTP and the published langsmith client', () => {
     await client.pushPrompt(name, { object: manifest });
     const withModel = await client.pullPromptCommit(name, { includeModel: true });
     expect(withModel.manifest.id).toEqual(['langchain', 'schema', 'runnable', 'RunnableSequence']);
+    expect(await json(await svc.api(`/api/v1/commits/-/${name}/latest?include_model=true`))).toMatchObject({ model_config: { model: 'gpt-4o-mini' }, model_provider: 'ChatOpenAI' });
+    expect(await json(await svc.api(`/api/v1/commits/-/${name}/latest`))).toMatchObject({ model_config: null, model_provider: null });
     // The `langchain` namespace resolves through the caller's import map, as the langchain package's hub.pull gives it.
     const importMap = { schema__runnable: { RunnableSequence }, chat_models__openai: { ChatOpenAI } };
     const chain = await load<RunnableSequence>(JSON.stringify(withModel.manifest), { importMap });
@@ -123,6 +126,29 @@ describe('prompt hub through HTTP and the published langsmith client', () => {
     // the stored manifest itself comes back as sent in the history
     const [c] = (await json(await svc.api(`/api/v1/commits/-/${name}/`))).commits as Json[];
     expect(JSON.stringify(c!.manifest)).toBe(JSON.stringify(manifest));
+  });
+
+  it('keeps manifests byte for byte: key order, 1.0, 1e3 and escapes come back as pushed; the hash is over those bytes', async () => {
+    const name = `bytes-${randomUUID().slice(0, 8)}`;
+    await json(await svc.api('/api/v1/repos/', { method: 'POST', json: { repo_handle: name } }));
+    const manifest =
+      '{"lc":1,"type":"constructor","id":["langchain","prompts","prompt","PromptTemplate"],"kwargs":{"template_format":"f-string","template":"caf\\u00e9 \\"{x}\\" \u00fc","input_variables":["x"],"z":1.0,"a":1e3,"n":-0.50}}';
+    expect(JSON.stringify(JSON.parse(manifest))).not.toBe(manifest);
+    const res = await svc.api(`/api/v1/commits/-/${name}`, { method: 'POST', body: `{"description":"raw", "manifest": ${manifest} }`, headers: { 'content-type': 'application/json' } });
+    const commit = (await json(res)).commit as Json;
+    expect(commit.commit_hash).toBe(commitHash(null, manifest));
+    const pulled = await svc.api(`/api/v1/commits/-/${name}/latest`);
+    expect(pulled.headers.get('content-type')).toContain('application/json');
+    const text = await pulled.text();
+    expect(text.startsWith(`{"manifest":${manifest},`)).toBe(true);
+    expect(JSON.parse(text)).toMatchObject({ commit_hash: commit.commit_hash, repo: name, examples: [] });
+    // the SDK reads it as any JSON
+    expect((await client.pullPromptCommit(name, { skipCache: true })).manifest).toEqual(JSON.parse(manifest));
+    // the same content pushed again is nothing to commit; other bytes of the same value are a new commit
+    expect((await svc.api(`/api/v1/commits/-/${name}`, { method: 'POST', body: `{"manifest":${manifest}}`, headers: { 'content-type': 'application/json' } })).status).toBe(409);
+    const c2 = (await json(await svc.api(`/api/v1/commits/-/${name}`, { method: 'POST', json: { manifest: JSON.parse(manifest) } }))).commit as Json;
+    expect(c2.commit_hash).toBe(commitHash(commit.commit_hash as string, JSON.stringify(JSON.parse(manifest))));
+    expect((await (await svc.api(`/api/v1/commits/-/${name}/${(commit.commit_hash as string).slice(0, 12)}`)).text()).startsWith(`{"manifest":${manifest},`)).toBe(true);
   });
 
   it('refuses a stale parent_commit (409), unsupported manifests (400) and bad bodies (422), writing nothing', async () => {
@@ -210,6 +236,44 @@ describe('prompt hub through HTTP and the published langsmith client', () => {
     expect(own.total).toBe(0);
     const listed = await json(await asOther(`/api/v1/repos/?is_public=true&query=${pub}`));
     expect(listed.repos.map((r: Json) => r.full_name)).toEqual([`${handle}/${pub}`]);
+    // tenant_handle: one workspace's prompts, only the public ones of another workspace; an unknown handle lists nothing
+    const byOwner = async (h: string, as = asOther) => ((await json(await as(`/api/v1/repos/?tenant_handle=${h}&limit=100`))).repos as Json[]).map((r) => r.repo_handle);
+    expect(await byOwner(handle)).toContain(pub);
+    expect(await byOwner(handle)).not.toContain(priv);
+    expect(await byOwner(handle, svc.api)).toEqual(expect.arrayContaining([pub, priv]));
+    expect(await byOwner('-', svc.api)).toEqual(expect.arrayContaining([pub, priv]));
+    expect(await byOwner(`nobody-${randomUUID().slice(0, 6)}`)).toEqual([]);
+    expect((await json(await asOther('/api/v1/repos/?tenant_handle=Not%20A%20Handle'), 422)).detail[0].loc).toEqual(['query', 'tenant_handle']);
+  });
+
+  it('the workspace owns the handle: a PATCH of the workspace renames the owner in paths and listings, null removes it', async () => {
+    const name = `owned-${randomUUID().slice(0, 8)}`;
+    const renamed = `rn-${randomUUID().slice(0, 8)}`;
+    await client.pushPrompt(name, { object: PromptTemplate.fromTemplate('o {x}'), isPublic: true });
+    expect(((await json(await asOther(`/api/v1/repos/${handle}/${name}`))).repo as Json).owner).toBe(handle);
+    const patch = (h: string | null) => svc.api(`/api/v1/workspaces/${svc.workspaceId}`, { method: 'PATCH', json: { tenant_handle: h } });
+    expect((await json(await patch(renamed))).tenant_handle).toBe(renamed);
+    try {
+      expect((await json(await svc.api('/api/v1/settings'))).tenant_handle).toBe(renamed);
+      // the other workspace resolves the new name, no longer the old one
+      expect(((await json(await asOther(`/api/v1/repos/${renamed}/${name}`))).repo as Json).full_name).toBe(`${renamed}/${name}`);
+      expect((await asOther(`/api/v1/repos/${handle}/${name}`)).status).toBe(404);
+      const listed = await json(await asOther(`/api/v1/repos/?is_public=true&query=${name}`));
+      expect(listed.repos.map((r: Json) => r.full_name)).toEqual([`${renamed}/${name}`]);
+      expect(((await client.getPrompt(name)) as Json).owner).toBe(renamed);
+      // set once through /settings: a workspace with a handle is a 409 there
+      expect((await svc.api('/api/v1/settings/handle', { method: 'POST', json: { tenant_handle: `${renamed}-x` } })).status).toBe(409);
+      // without a handle: no owner name, no new public prompt, and /settings sets one again
+      await json(await patch(null));
+      expect((await json(await svc.api('/api/v1/settings'))).tenant_handle).toBeNull();
+      expect((await asOther(`/api/v1/repos/${renamed}/${name}`)).status).toBe(404);
+      expect((await svc.api('/api/v1/repos/', { method: 'POST', json: { repo_handle: `${name}-2`, is_public: true } })).status).toBe(400);
+      expect(((await json(await svc.api('/api/v1/settings/handle', { method: 'POST', json: { tenant_handle: renamed } }))) as Json).tenant_handle).toBe(renamed);
+      expect(((await json(await asOther(`/api/v1/repos/${renamed}/${name}`))).repo as Json).owner).toBe(renamed);
+    } finally {
+      await json(await patch(handle));
+    }
+    expect(((await json(await asOther(`/api/v1/repos/${handle}/${name}`))).repo as Json).owner).toBe(handle);
   });
 
   it('lists with filters and sorting', async () => {

@@ -114,6 +114,23 @@ describe('prompt webhooks', () => {
     await json(await svc.api(`/api/v1/repos/-/${prompt}/tags`, { method: 'POST', json: { tag_name: 'prod', commit_id: (commits as Json[])[0]!.id } }));
     const third = (await deliveries('/hook?token=abc', 3))[2]!;
     expect(JSON.parse(third.body)).toMatchObject({ event: 'tag:create', tag_name: 'prod', commit_hash: pulled.commit_hash });
+    // the delivery history through the API: newest first, paged, filtered by status; bad queries 422, others' 404
+    const history = `/api/v1/prompt-webhooks/${created.id as string}/deliveries`;
+    for (const deadline = Date.now() + 5_000; (await json(await svc.api(`${history}?status=pending`))).total > 0 && Date.now() < deadline; ) await new Promise((r) => setTimeout(r, 25));
+    const all = await json(await svc.api(history));
+    expect(all.total).toBe(2);
+    expect(all.deliveries.map((d: Json) => [d.event, d.status, d.attempts, d.last_status_code])).toEqual([
+      ['tag:create', 'delivered', 1, 200],
+      ['commit', 'delivered', 2, 200],
+    ]);
+    expect(all.deliveries[1]).toMatchObject({ webhook_id: created.id, next_attempt_at: null, last_error: null });
+    expect(typeof all.deliveries[1].finished_at).toBe('string');
+    const page = await json(await svc.api(`${history}?limit=1&offset=1`));
+    expect(page).toMatchObject({ total: 2, deliveries: [{ event: 'commit' }] });
+    expect(await json(await svc.api(`${history}?status=failed`))).toEqual({ deliveries: [], total: 0 });
+    for (const qs of ['limit=0', 'limit=101', 'offset=-1', 'status=lost']) expect((await json(await svc.api(`${history}?${qs}`), 422)).detail[0].loc[0]).toBe('query');
+    expect((await json(await svc.api(`/api/v1/prompt-webhooks/not-a-uuid/deliveries`), 422)).detail[0].loc).toEqual(['path', 'webhook_id']);
+    expect((await svc.api(`/api/v1/prompt-webhooks/${randomUUID()}/deliveries`)).status).toBe(404);
     // the other webhook excludes this prompt; a prompt it covers reaches it
     await client.pushPrompt(`elsewhere-${randomUUID().slice(0, 8)}`, { object: template });
     expect((await deliveries('/other', 1)).length).toBe(1);
@@ -161,6 +178,7 @@ describe('prompt webhooks', () => {
     expect(await json(await svc.api('/api/v1/prompt-webhooks', { headers }))).toEqual([]);
     expect((await svc.api(`/api/v1/prompt-webhooks/${w.id as string}`, { headers })).status).toBe(404);
     expect((await svc.api(`/api/v1/prompt-webhooks/${w.id as string}`, { method: 'DELETE', headers })).status).toBe(404);
+    expect((await svc.api(`/api/v1/prompt-webhooks/${w.id as string}/deliveries`, { headers })).status).toBe(404);
     await json(await svc.api(`/api/v1/prompt-webhooks/${w.id as string}`, { method: 'DELETE' }));
     expect((await svc.api(`/api/v1/prompt-webhooks/${w.id as string}`)).status).toBe(404);
     const updates = await auditOf('update_prompt_webhook', 2);

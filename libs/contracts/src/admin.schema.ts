@@ -128,6 +128,18 @@ export type Workspace = z.infer<typeof workspaceSchema>;
 export type WorkspaceCreate = z.output<typeof workspaceCreateSchema>;
 export type WorkspaceUpdate = z.output<typeof workspaceUpdateSchema>;
 
+/**
+ * Published on `workspaces` after a workspace is created, changed or deleted: its current state, keyed by its id.
+ * The workspace owns its tenant handle; services that show or resolve handles (the prompt hub) keep a copy from these.
+ */
+export const workspaceChangedEventSchema = z.object({
+  workspace_id: uuid,
+  organization_id: uuid,
+  tenant_handle: z.string().nullable(),
+  deleted: z.boolean(),
+});
+export type WorkspaceChangedEvent = z.infer<typeof workspaceChangedEventSchema>;
+
 // --- roles -----------------------------------------------------------------------------------------
 
 export const ROLE_SCOPES = ['organization', 'workspace'] as const;

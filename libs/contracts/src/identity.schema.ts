@@ -29,6 +29,8 @@ export const identitySchema = z.object({
       /** Days a run of each trace_tier is kept; a tier without an entry is kept forever. */
       retention_days: z.record(z.string(), z.number().int().positive()).optional(),
       usage_limits: z.record(z.string(), z.number().int().nonnegative()).optional(),
+      /** The workspace's tenant handle (the prompt hub's owner name); the workspace owns it. */
+      tenant_handle: z.string().nullable().optional(),
     })
     .optional(),
 });

@@ -49,6 +49,8 @@ export const promptRepoListQuerySchema = z.object({
   match_prefix: queryBool.optional(),
   tags: queryArray(z.string().min(1).max(128)).optional(),
   repo_type: hubRepoType.default('prompt'),
+  /** Only this workspace's prompts: its own (every one) or another's (the public ones); `-` is the caller's. */
+  tenant_handle: promptOwner.optional(),
 });
 export type PromptRepoListQuery = z.infer<typeof promptRepoListQuerySchema>;
 
@@ -154,6 +156,9 @@ export const promptCommitPulledSchema = z.object({
   manifest: promptManifest,
   examples: z.array(z.unknown()),
   description: z.string().nullable(),
+  /** With include_model, for a prompt with a model attached: the model's serialized kwargs and its class name. */
+  model_config: z.record(z.string(), z.unknown()).nullable(),
+  model_provider: z.string().nullable(),
 });
 export type PromptCommitPulled = z.infer<typeof promptCommitPulledSchema>;
 
@@ -241,6 +246,32 @@ export const promptWebhookSchema = z.object({
   updated_at: isoTime,
 });
 export type PromptWebhook = z.infer<typeof promptWebhookSchema>;
+/** A delivery of a prompt webhook, as the outbox records it (kept 7 days after it ends). */
+export const PROMPT_WEBHOOK_DELIVERY_STATUSES = ['pending', 'delivered', 'failed', 'cancelled'] as const;
+export const promptWebhookDeliverySchema = z.object({
+  id: z.string(),
+  webhook_id: z.string(),
+  event: z.enum(PROMPT_WEBHOOK_TRIGGERS),
+  status: z.enum(PROMPT_WEBHOOK_DELIVERY_STATUSES),
+  /** Tries so far. */
+  attempts: z.number().int(),
+  /** The receiver's answer to the last try; null when it did not answer (network error, refused address). */
+  last_status_code: z.number().int().nullable(),
+  last_error: z.string().nullable(),
+  created_at: isoTime,
+  /** When a pending delivery is tried next. */
+  next_attempt_at: isoTime.nullable(),
+  finished_at: isoTime.nullable(),
+});
+export type PromptWebhookDelivery = z.infer<typeof promptWebhookDeliverySchema>;
+export const promptWebhookDeliveryListQuerySchema = z.object({
+  limit: z.coerce.number().int().min(1).max(100).default(20),
+  offset: z.coerce.number().int().min(0).max(1_000_000).default(0),
+  status: z.enum(PROMPT_WEBHOOK_DELIVERY_STATUSES).optional(),
+});
+export type PromptWebhookDeliveryListQuery = z.infer<typeof promptWebhookDeliveryListQuerySchema>;
+export const promptWebhookDeliveryListSchema = z.object({ deliveries: z.array(promptWebhookDeliverySchema), total: z.number().int() });
+
 /** Creation is the one answer that carries the signing secret. */
 export const promptWebhookCreatedSchema = promptWebhookSchema.extend({ secret: z.string() });
 export const promptWebhookTestResultSchema = z.record(z.string(), z.string());

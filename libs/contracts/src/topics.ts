@@ -4,6 +4,7 @@ import { auditRecordSchema } from './audit.schema';
 import { exportJobEventSchema } from './export.schema';
 import { deploymentCreatedEventSchema } from './control-plane.schema';
 import { feedbackEventSchema } from './feedback.schema';
+import { workspaceChangedEventSchema } from './admin.schema';
 
 /** Every bus topic and the payload it carries. Publishing is typed by topic. */
 export const TOPICS = {
@@ -13,6 +14,7 @@ export const TOPICS = {
   audit: 'audit',
   deployments: 'deployments',
   exports: 'exports',
+  workspaces: 'workspaces',
 } as const;
 export type TopicName = (typeof TOPICS)[keyof typeof TOPICS];
 
@@ -34,6 +36,7 @@ export const topicPayloadSchemas = {
   audit: auditRecordSchema,
   deployments: deploymentCreatedEventSchema,
   exports: exportJobEventSchema,
+  workspaces: workspaceChangedEventSchema,
 } satisfies Record<TopicName, z.ZodTypeAny>;
 
 export type TopicPayload<T extends TopicName> = z.infer<(typeof topicPayloadSchemas)[T]>;

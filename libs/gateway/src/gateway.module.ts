@@ -10,6 +10,7 @@ import { AdminAudit } from './admin/admin-audit';
 import { ApiKeysController, AuthController, ServiceKeysController } from './admin/credentials.controller';
 import { OrgMembersController, PendingInvitationsController, WorkspacesController } from './admin/organization.controller';
 import { CurrentWorkspaceController, UsageLimitsController } from './admin/workspace-settings.controller';
+import { HubSettingsController } from './admin/hub-settings.controller';
 
 export interface GatewayModuleOptions {
   identity?: IdentityOptions;
@@ -46,6 +47,7 @@ export class GatewayModule {
         PendingInvitationsController,
         CurrentWorkspaceController,
         UsageLimitsController,
+        HubSettingsController,
       ],
       providers: [
         { provide: GATEWAY_INFO_OPTIONS, useValue: info },

@@ -1,4 +1,4 @@
-import { Body, Controller, Delete, Get, HttpCode, Param, Patch, Post, Query } from '@nestjs/common';
+import { Body, Controller, Delete, Get, Header, HttpCode, Param, Patch, Post, Query, Req } from '@nestjs/common';
 import {
   promptCommitCreateSchema,
   promptCommitGetQuerySchema,
@@ -12,26 +12,26 @@ import {
   promptTagCreateSchema,
   promptTagParamSchema,
   promptTagUpdateSchema,
-  tenantHandleSetSchema,
   hubDirectoryCommitSchema,
   hubDirectoryQuerySchema,
   type HubDirectory,
   promptWebhookCreateSchema,
+  promptWebhookDeliveryListQuerySchema,
+  type PromptWebhookDelivery,
   promptWebhookIdParamSchema,
   promptWebhookTestSchema,
   promptWebhookUpdateSchema,
   type PromptWebhook,
-  type HubSettings,
   type Identity,
   type PromptCommitListed,
-  type PromptCommitPulled,
   type PromptCommitTag,
   type PromptRepo,
 } from '@th/contracts';
 import { CurrentIdentity } from '@th/auth';
 import { TrackedOperation } from '@th/audit-client';
-import { parseOrThrow } from '@th/platform';
-import { PromptHubService } from './prompt-hub.service';
+import { parseOrThrow, type RawBodyRequest } from '@th/platform';
+import { memberText } from './manifest-text';
+import { PromptHubService, pulledJson } from './prompt-hub.service';
 import { PromptWebhooksService } from './prompt-webhooks.service';
 
 @Controller('repos')
@@ -115,15 +115,19 @@ export class PromptCommitsController {
 
   @Post(':owner/:repo')
   @HttpCode(200)
-  create(@CurrentIdentity() identity: Identity, @Param() params: unknown, @Body() body: unknown): Promise<{ commit: PromptCommitListed }> {
+  create(@CurrentIdentity() identity: Identity, @Param() params: unknown, @Body() body: unknown, @Req() req: RawBodyRequest): Promise<{ commit: PromptCommitListed }> {
     const p = parseOrThrow(promptRepoParamSchema, params, ['path']);
-    return this.hub.createCommit(identity, p.owner, p.repo, parseOrThrow(promptCommitCreateSchema, body, ['body']));
+    const b = parseOrThrow(promptCommitCreateSchema, body, ['body']);
+    return this.hub.createCommit(identity, p.owner, p.repo, b, req.rawBody ? memberText(req.rawBody.toString('utf8'), 'manifest') : null);
   }
 
+  /** The manifest comes back as it was pushed, byte for byte: the answer is written here, not by JSON.stringify. */
   @Get(':owner/:repo/:ref')
-  get(@CurrentIdentity() identity: Identity, @Param() params: unknown, @Query() query: unknown): Promise<PromptCommitPulled> {
+  @Header('content-type', 'application/json; charset=utf-8')
+  async get(@CurrentIdentity() identity: Identity, @Param() params: unknown, @Query() query: unknown): Promise<string> {
     const p = parseOrThrow(promptCommitParamSchema, params, ['path']);
-    return this.hub.pullCommit(identity, p.owner, p.repo, p.ref, parseOrThrow(promptCommitGetQuerySchema, query, ['query']).include_model === true);
+    const pulled = await this.hub.pullCommit(identity, p.owner, p.repo, p.ref, parseOrThrow(promptCommitGetQuerySchema, query, ['query']).include_model === true);
+    return pulledJson(pulled.head, pulled.manifest);
   }
 }
 
@@ -136,23 +140,6 @@ export class PromptLikesController {
   like(@CurrentIdentity() identity: Identity, @Param() params: unknown, @Body() body: unknown): Promise<{ likes: number }> {
     const p = parseOrThrow(promptRepoParamSchema, params, ['path']);
     return this.hub.like(identity, p.owner, p.repo, parseOrThrow(promptLikeSchema, body, ['body']).like);
-  }
-}
-
-@Controller('settings')
-export class HubSettingsController {
-  constructor(private readonly hub: PromptHubService) {}
-
-  @Get()
-  get(@CurrentIdentity() identity: Identity): Promise<HubSettings> {
-    return this.hub.settings(identity);
-  }
-
-  @Post('handle')
-  @TrackedOperation()
-  @HttpCode(200)
-  setHandle(@CurrentIdentity() identity: Identity, @Body() body: unknown): Promise<HubSettings> {
-    return this.hub.setTenantHandle(identity, parseOrThrow(tenantHandleSetSchema, body, ['body']).tenant_handle);
   }
 }
 
@@ -183,6 +170,12 @@ export class PromptWebhooksController {
   @Get(':webhook_id')
   get(@CurrentIdentity() identity: Identity, @Param() params: unknown): Promise<PromptWebhook> {
     return this.webhooks.get(identity, parseOrThrow(promptWebhookIdParamSchema, params, ['path']).webhook_id);
+  }
+
+  @Get(':webhook_id/deliveries')
+  deliveries(@CurrentIdentity() identity: Identity, @Param() params: unknown, @Query() query: unknown): Promise<{ deliveries: PromptWebhookDelivery[]; total: number }> {
+    const { webhook_id } = parseOrThrow(promptWebhookIdParamSchema, params, ['path']);
+    return this.webhooks.deliveries(identity, webhook_id, parseOrThrow(promptWebhookDeliveryListQuerySchema, query, ['query']));
   }
 
   @Patch(':webhook_id')

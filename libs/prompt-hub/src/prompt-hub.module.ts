@@ -2,13 +2,14 @@ import { DynamicModule, Module, type OnApplicationBootstrap, type OnApplicationS
 import { AuditPublisher } from '@th/audit-client';
 import { OutboundPolicy, SecretCipher } from '@th/platform';
 import type { DataSource } from 'typeorm';
-import { HubDirectoriesController, HubSettingsController, PromptCommitsController, PromptLikesController, PromptReposController, PromptWebhooksController } from './prompt-hub.controller';
+import { HubDirectoriesController, PromptCommitsController, PromptLikesController, PromptReposController, PromptWebhooksController } from './prompt-hub.controller';
 import { PromptHubRepository } from './prompt-hub.repository';
 import { PromptHubService } from './prompt-hub.service';
 import { DEFAULT_DELIVERY_OPTIONS, PromptWebhookDispatcher, PromptWebhookSender, type PromptWebhookDeliveryOptions } from './prompt-webhook.delivery';
 import { PromptWebhooksRepository } from './prompt-webhooks.repository';
 import { PromptWebhooksService } from './prompt-webhooks.service';
 import { WebhookOutboxRepository } from './webhook-outbox.repository';
+import { WorkspaceHandlesConsumer } from './workspace-handles.consumer';
 
 export interface PromptHubOptions {
   /** Key material of the cipher that seals webhook secrets and headers (PROMPT_WEBHOOK_SECRETS_KEY). */
@@ -39,7 +40,7 @@ export class PromptHubModule {
     let dispatcher: PromptWebhookDispatcher | null = null;
     return {
       module: PromptHubModule,
-      controllers: [PromptReposController, PromptCommitsController, PromptLikesController, HubSettingsController, PromptWebhooksController, HubDirectoriesController],
+      controllers: [PromptReposController, PromptCommitsController, PromptLikesController, PromptWebhooksController, HubDirectoriesController, WorkspaceHandlesConsumer],
       providers: [
         {
           provide: PromptWebhooksService,

@@ -78,11 +78,13 @@ const SORT_COLUMNS: Record<PromptRepoListQuery['sort_field'], string> = {
 type Queryable = Pick<EntityManager, 'query' | 'transaction'>;
 
 /** The WHERE of a repo listing, its parameters numbered from `base + 1`. */
-function repoFilter(reader: HubReader, q: PromptRepoListQuery, base: number): { cond: string; params: unknown[] } {
+function repoFilter(reader: HubReader, q: PromptRepoListQuery, base: number, ownerTenantId: string | null): { cond: string; params: unknown[] } {
   const params: unknown[] = [reader.tenantId];
   const next = (v: unknown) => `$${base + params.push(v)}`;
   const tenant = `$${base + 1}`;
-  const where = [q.is_public === true ? `(r.is_public OR r.tenant_id = ${tenant})` : `r.tenant_id = ${tenant}`];
+  const readable = `(r.is_public OR r.tenant_id = ${tenant})`;
+  const where =
+    ownerTenantId === null ? [q.is_public === true ? readable : `r.tenant_id = ${tenant}`] : [`r.tenant_id = ${next(ownerTenantId)}`, readable];
   if (q.is_public !== undefined) where.push(`r.is_public = ${q.is_public ? 'true' : 'false'}`);
   if (q.is_archived !== undefined) where.push(`r.is_archived = ${q.is_archived ? 'true' : 'false'}`);
   if (q.query) {
@@ -103,9 +105,10 @@ export class PromptHubRepository {
     return this.db.transaction((m: EntityManager) => fn(new PromptHubRepository(m)));
   }
 
-  async handleOf(tenantId: string): Promise<{ handle: string; created_at: Date } | null> {
-    const rows: { handle: string; created_at: Date }[] = await this.db.query(`SELECT handle, created_at FROM prompt_hub.handles WHERE tenant_id = $1`, [tenantId]);
-    return rows[0] ?? null;
+  /** `prompt_hub.handles` is a copy of the workspaces' tenant handles, kept from the gateway's `workspaces` events. */
+  async handleOf(tenantId: string): Promise<string | null> {
+    const rows: { handle: string }[] = await this.db.query(`SELECT handle FROM prompt_hub.handles WHERE tenant_id = $1`, [tenantId]);
+    return rows[0]?.handle ?? null;
   }
 
   async tenantOfHandle(handle: string): Promise<string | null> {
@@ -113,14 +116,20 @@ export class PromptHubRepository {
     return rows[0]?.tenant_id ?? null;
   }
 
-  /** Inserts the handle; 'taken' when another workspace has it, 'already-set' when this one has a handle. */
-  async setHandle(tenantId: string, handle: string): Promise<'ok' | 'taken' | 'already-set'> {
-    const rows: { tenant_id: string }[] = await this.db.query(
-      `INSERT INTO prompt_hub.handles (tenant_id, handle, created_at) VALUES ($1, $2, now()) ON CONFLICT DO NOTHING RETURNING tenant_id`,
+  /**
+   * Applies a workspace's current handle (null: none, or the workspace is gone). A handle moves between workspaces
+   * only through the owner, which keeps it unique, so a row still naming it for another workspace is stale.
+   */
+  async applyWorkspaceHandle(tenantId: string, handle: string | null): Promise<void> {
+    if (handle === null) {
+      await this.db.query(`DELETE FROM prompt_hub.handles WHERE tenant_id = $1`, [tenantId]);
+      return;
+    }
+    await this.db.query(`DELETE FROM prompt_hub.handles WHERE handle = $1 AND tenant_id <> $2`, [handle, tenantId]);
+    await this.db.query(
+      `INSERT INTO prompt_hub.handles (tenant_id, handle, created_at) VALUES ($1, $2, now()) ON CONFLICT (tenant_id) DO UPDATE SET handle = EXCLUDED.handle`,
       [tenantId, handle],
     );
-    if (rows.length > 0) return 'ok';
-    return (await this.handleOf(tenantId)) ? 'already-set' : 'taken';
   }
 
   async insertRepo(tenantId: string, r: { repo_handle: string; repo_type: HubRepoType; description: string | null; readme: string | null; tags: string[]; is_public: boolean }): Promise<string | null> {
@@ -140,12 +149,12 @@ export class PromptHubRepository {
     return rows[0] ?? null;
   }
 
-  /** The reader's own repos, or (is_public = true) every public repo. */
-  async listRepos(reader: HubReader, q: PromptRepoListQuery): Promise<{ rows: RepoRow[]; total: number }> {
-    const count = repoFilter(reader, q, 0);
+  /** The reader's own repos, or (is_public = true) every public repo; with an owner, that workspace's (public ones unless the reader's). */
+  async listRepos(reader: HubReader, q: PromptRepoListQuery, ownerTenantId: string | null = null): Promise<{ rows: RepoRow[]; total: number }> {
+    const count = repoFilter(reader, q, 0, ownerTenantId);
     const totalRows: { n: number }[] = await this.db.query(`SELECT count(*)::int AS n FROM prompt_hub.repos r WHERE ${count.cond}`, count.params);
     // $1 is the liker (REPO_COLUMNS), the filter's parameters follow it.
-    const page = repoFilter(reader, q, 1);
+    const page = repoFilter(reader, q, 1, ownerTenantId);
     const params = [reader.liker, ...page.params, q.limit, q.offset];
     const dir = q.sort_direction === 'asc' ? 'ASC' : 'DESC';
     const rows: RepoRow[] = await this.db.query(

@@ -4,7 +4,6 @@ import type {
   HubDirectory,
   HubDirectoryCommit,
   HubDirectoryEntry,
-  HubSettings,
   Identity,
   PromptCommitCreate,
   PromptCommitListed,
@@ -15,11 +14,13 @@ import type {
   PromptRepoListQuery,
   PromptRepoUpdate,
   PromptWebhookTrigger,
+  WorkspaceChangedEvent,
 } from '@th/contracts';
 import { badRequest, conflict, forbidden, notFound } from '@th/platform';
 import { Logger } from '@nestjs/common';
 import type { CommitRow, HubReader, PromptHubRepository, RepoRow, TagRow } from './prompt-hub.repository';
 import type { PromptEventListener } from './prompt-webhooks.service';
+import { memberText } from './manifest-text';
 
 /** The first segment of a manifest's `id` the hub accepts: LangChain's own serializable classes. */
 const MANIFEST_NAMESPACES = new Set(['langchain', 'langchain_core', 'langsmith']);
@@ -57,6 +58,40 @@ export function manifestForPull(manifest: Record<string, unknown>, includeModel:
   return isPlayground ? { ...manifest, id: SEQUENCE_ID } : manifest;
 }
 
+/**
+ * manifestForPull over the stored text: the text itself, or the exact text of the prompt inside it. Only a
+ * playground manifest pulled with its model is rebuilt (its `id` becomes RunnableSequence's).
+ */
+export function manifestTextForPull(text: string, includeModel: boolean): string {
+  const manifest = JSON.parse(text) as Record<string, unknown>;
+  const pulled = manifestForPull(manifest, includeModel);
+  if (pulled === manifest) return text;
+  if (pulled === (manifest.kwargs as Record<string, unknown>).first) {
+    const kwargs = memberText(text, 'kwargs');
+    const first = kwargs === null ? null : memberText(kwargs, 'first');
+    if (first !== null) return first;
+  }
+  return JSON.stringify(pulled);
+}
+
+/** The model attached to a prompt (playground or prompt-first RunnableSequence): its kwargs and class name. */
+export function attachedModel(manifest: Record<string, unknown>): { model_config: Record<string, unknown>; model_provider: string | null } | null {
+  const kwargs = manifest.kwargs as Record<string, unknown> | undefined;
+  if (manifestForPull(manifest, false) === manifest || typeof kwargs?.last !== 'object' || kwargs.last === null) return null;
+  const last = kwargs.last as { id?: unknown; kwargs?: unknown };
+  const id = Array.isArray(last.id) ? last.id : [];
+  const provider = id.at(-1);
+  return {
+    model_config: typeof last.kwargs === 'object' && last.kwargs !== null ? (last.kwargs as Record<string, unknown>) : {},
+    model_provider: typeof provider === 'string' ? provider : null,
+  };
+}
+
+/** A pull's answer, its manifest spliced in as stored (JSON.stringify would rewrite 1.0, 1e3 and escapes). */
+export function pulledJson(head: Omit<PromptCommitPulled, 'manifest'>, manifestText: string): string {
+  return `{"manifest":${manifestText},${JSON.stringify(head).slice(1)}`;
+}
+
 function isPrompt(v: unknown): boolean {
   if (typeof v !== 'object' || v === null) return false;
   const id = (v as { id?: unknown }).id;
@@ -89,33 +124,37 @@ export class PromptHubService {
     await this.events.promptEvent(tx.db, r.tenant_id, payload);
   }
 
-  async settings(identity: Identity): Promise<HubSettings> {
-    const handle = await this.repo.handleOf(identity.tenant_id);
-    return {
-      id: identity.tenant_id,
-      display_name: handle?.handle ?? identity.tenant_id,
-      tenant_handle: handle?.handle ?? null,
-      created_at: (handle?.created_at ?? new Date()).toISOString(),
-    };
+  /**
+   * The caller's workspace handle: the gateway signs the workspace's current one into the identity (fresh after a
+   * change); the copy kept from `workspaces` events answers for callers without it.
+   */
+  private async ownHandle(identity: Identity): Promise<string | null> {
+    const signed = identity.workspace_settings?.tenant_handle;
+    return signed !== undefined ? signed : this.repo.handleOf(identity.tenant_id);
   }
 
-  /** Tracked: set_tenant_handle. Set once per workspace; a handle belongs to one workspace. */
-  setTenantHandle(identity: Identity, handle: string): Promise<HubSettings> {
-    return this.audit.track({ operation: 'set_tenant_handle', identity, resources: [{ type: 'workspace', id: identity.tenant_id }] }, async () => {
-      const res = await this.repo.setHandle(identity.tenant_id, handle);
-      if (res === 'already-set') throw conflict('This workspace already has a hub handle; it can be set once');
-      if (res === 'taken') throw conflict(`The handle ${handle} belongs to another workspace`);
-      return this.settings(identity);
-    });
+  /** A repo with its owner's handle; the caller's own repos carry the identity's (fresher) handle. */
+  private async withOwner(identity: Identity, r: RepoRow): Promise<RepoRow> {
+    return r.tenant_id === identity.tenant_id ? { ...r, owner: await this.ownHandle(identity) } : r;
+  }
+
+  /** A `workspaces` event: the hub's copy of the workspace's handle follows the workspace. */
+  async workspaceChanged(e: WorkspaceChangedEvent): Promise<void> {
+    await this.repo.applyWorkspaceHandle(e.workspace_id, e.deleted ? null : e.tenant_handle);
   }
 
   async listRepos(identity: Identity, q: PromptRepoListQuery): Promise<{ repos: PromptRepo[]; total: number }> {
-    const { rows, total } = await this.repo.listRepos(reader(identity), q);
-    return { repos: rows.map(presentRepo), total };
+    let owner: string | null = null;
+    if (q.tenant_handle !== undefined) {
+      owner = q.tenant_handle === '-' || q.tenant_handle === (await this.ownHandle(identity)) ? identity.tenant_id : await this.repo.tenantOfHandle(q.tenant_handle);
+      if (owner === null) return { repos: [], total: 0 };
+    }
+    const { rows, total } = await this.repo.listRepos(reader(identity), q, owner);
+    return { repos: (await Promise.all(rows.map((r) => this.withOwner(identity, r)))).map(presentRepo), total };
   }
 
   async createRepo(identity: Identity, body: PromptRepoCreate): Promise<{ repo: PromptRepo }> {
-    if (body.is_public && !(await this.repo.handleOf(identity.tenant_id))) throw badRequest('A public prompt needs the workspace to have a hub handle first (POST /settings/handle)');
+    if (body.is_public && !(await this.ownHandle(identity))) throw badRequest('A public prompt needs the workspace to have a tenant handle first (POST /settings/handle)');
     const id = await this.repo.insertRepo(identity.tenant_id, {
       repo_handle: body.repo_handle,
       description: body.description ?? null,
@@ -125,7 +164,7 @@ export class PromptHubService {
       repo_type: body.repo_type,
     });
     if (!id) throw conflict(`A prompt named ${body.repo_handle} already exists in this workspace`);
-    return { repo: presentRepo((await this.repo.repoByHandle(reader(identity), identity.tenant_id, body.repo_handle))!) };
+    return { repo: presentRepo(await this.withOwner(identity, (await this.repo.repoByHandle(reader(identity), identity.tenant_id, body.repo_handle))!)) };
   }
 
   async getRepo(identity: Identity, owner: string, handle: string): Promise<{ repo: PromptRepo }> {
@@ -140,7 +179,7 @@ export class PromptHubService {
 
   async updateRepo(identity: Identity, owner: string, handle: string, patch: PromptRepoUpdate): Promise<{ repo: PromptRepo }> {
     const r = await this.writable(identity, owner, handle);
-    if (patch.is_public && !(await this.repo.handleOf(identity.tenant_id))) throw badRequest('A public prompt needs the workspace to have a hub handle first (POST /settings/handle)');
+    if (patch.is_public && !(await this.ownHandle(identity))) throw badRequest('A public prompt needs the workspace to have a tenant handle first (POST /settings/handle)');
     await this.repo.updateRepo(r.id, {
       ...(patch.description !== undefined ? { description: patch.description } : {}),
       ...(patch.readme !== undefined ? { readme: patch.readme } : {}),
@@ -148,7 +187,7 @@ export class PromptHubService {
       is_public: patch.is_public,
       is_archived: patch.is_archived,
     });
-    return { repo: presentRepo((await this.repo.repoByHandle(reader(identity), r.tenant_id, handle))!) };
+    return { repo: presentRepo(await this.withOwner(identity, (await this.repo.repoByHandle(reader(identity), r.tenant_id, handle))!)) };
   }
 
   async deleteRepo(identity: Identity, owner: string, handle: string): Promise<void> {
@@ -157,9 +196,10 @@ export class PromptHubService {
   }
 
   /** A stale `parent_commit` (not the latest commit) is a 409: someone else committed first. */
-  async createCommit(identity: Identity, owner: string, handle: string, body: PromptCommitCreate): Promise<{ commit: PromptCommitListed }> {
+  /** `rawManifest`: the manifest's text as the client sent it, stored and hashed as is. */
+  async createCommit(identity: Identity, owner: string, handle: string, body: PromptCommitCreate, rawManifest: string | null = null): Promise<{ commit: PromptCommitListed }> {
     checkManifest(body.manifest);
-    const manifestText = JSON.stringify(body.manifest);
+    const manifestText = rawManifest ?? JSON.stringify(body.manifest);
     const { repo: r, row } = await this.commit(identity, owner, handle, body.parent_commit ?? null, body.description ?? null, (repo) => {
       if (repo.repo_type !== 'prompt') throw badRequest(`${handle} is an ${repo.repo_type}: commit its files to /v1/platform/hub/repos/{owner}/{repo}/directories/commits`);
       return manifestText;
@@ -208,8 +248,9 @@ export class PromptHubService {
   ): Promise<{ repo: RepoRow; row: CommitRow }> {
     const ownerTenant = await this.ownerTenant(identity, owner);
     const done = await this.repo.transaction(async (tx) => {
-      const r = await tx.repoByHandle(reader(identity), ownerTenant, handle, true);
-      if (!r || (r.tenant_id !== identity.tenant_id && !r.is_public)) throw notFound('Prompt');
+      const locked = await tx.repoByHandle(reader(identity), ownerTenant, handle, true);
+      if (!locked || (locked.tenant_id !== identity.tenant_id && !locked.is_public)) throw notFound('Prompt');
+      const r = await this.withOwner(identity, locked);
       if (r.tenant_id !== identity.tenant_id) throw forbidden('Only the workspace that owns a prompt can commit to it');
       const latest = await tx.latestCommit(r.id);
       if (parentCommit && !latest?.commit_hash.startsWith(parentCommit)) {
@@ -241,17 +282,22 @@ export class PromptHubService {
   }
 
   /** A pull: counted as a download of the repo and of the commit. */
-  async pullCommit(identity: Identity, owner: string, handle: string, ref: string, includeModel: boolean): Promise<PromptCommitPulled> {
+  async pullCommit(identity: Identity, owner: string, handle: string, ref: string, includeModel: boolean): Promise<{ head: Omit<PromptCommitPulled, 'manifest'>; manifest: string }> {
     const r = await this.readable(identity, owner, handle);
     const c = await this.resolveRef(r.id, ref);
     await this.repo.countDownload(r.id, c.id);
     return {
-      owner: r.owner ?? owner,
-      repo: handle,
-      commit_hash: c.commit_hash,
-      manifest: manifestForPull(JSON.parse(c.manifest) as Record<string, unknown>, includeModel),
-      examples: [],
-      description: c.description,
+      head: {
+        owner: r.owner ?? owner,
+        repo: handle,
+        commit_hash: c.commit_hash,
+        examples: [],
+        description: c.description,
+        model_config: null,
+        model_provider: null,
+        ...(includeModel ? attachedModel(JSON.parse(c.manifest) as Record<string, unknown>) : null),
+      },
+      manifest: manifestTextForPull(c.manifest, includeModel),
     };
   }
 
@@ -319,7 +365,7 @@ export class PromptHubService {
   }
 
   private async ownerTenant(identity: Identity, owner: string): Promise<string> {
-    if (owner === '-') return identity.tenant_id;
+    if (owner === '-' || owner === (await this.ownHandle(identity))) return identity.tenant_id;
     const tenant = await this.repo.tenantOfHandle(owner);
     if (!tenant) throw notFound('Prompt');
     return tenant;
@@ -329,7 +375,7 @@ export class PromptHubService {
   private async readable(identity: Identity, owner: string, handle: string): Promise<RepoRow> {
     const r = await this.repo.repoByHandle(reader(identity), await this.ownerTenant(identity, owner), handle);
     if (!r || (r.tenant_id !== identity.tenant_id && !r.is_public)) throw notFound('Prompt');
-    return r;
+    return this.withOwner(identity, r);
   }
 
   private async writable(identity: Identity, owner: string, handle: string): Promise<RepoRow> {

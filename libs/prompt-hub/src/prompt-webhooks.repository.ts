@@ -20,7 +20,7 @@ const COLUMNS = 'id, tenant_id, url, include_prompts, exclude_prompts, headers_s
 
 /** SQL of `prompt_hub.webhooks`; every statement is bounded by the workspace. */
 export class PromptWebhooksRepository {
-  constructor(private readonly db: Pick<EntityManager, 'query'>) {}
+  constructor(readonly db: Pick<EntityManager, 'query'>) {}
 
   /** Null when the id is taken. */
   async insert(tenantId: string, id: string, w: WebhookWrite, secretSealed: string): Promise<WebhookRow | null> {

@@ -1,7 +1,7 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { Logger } from '@nestjs/common';
 import type { AuditPublisher } from '@th/audit-client';
-import type { Identity, PromptWebhook, PromptWebhookCreate, PromptWebhookPayload, PromptWebhookTrigger, PromptWebhookUpdate } from '@th/contracts';
+import type { Identity, PromptWebhook, PromptWebhookCreate, PromptWebhookDelivery, PromptWebhookDeliveryListQuery, PromptWebhookPayload, PromptWebhookTrigger, PromptWebhookUpdate } from '@th/contracts';
 import { OutboundRefused, ValidationFailed, conflict, notFound, type OutboundPolicy, type SecretCipher } from '@th/platform';
 import type { EntityManager } from 'typeorm';
 import type { PromptWebhookSender, WebhookTarget } from './prompt-webhook.delivery';
@@ -48,6 +48,27 @@ export class PromptWebhooksService implements PromptEventListener {
     const w = await this.repo.get(identity.tenant_id, id);
     if (!w) throw notFound('Prompt webhook');
     return this.present(w);
+  }
+
+  /** The delivery history of one of the workspace's webhooks (another workspace's is a 404). */
+  async deliveries(identity: Identity, id: string, q: PromptWebhookDeliveryListQuery): Promise<{ deliveries: PromptWebhookDelivery[]; total: number }> {
+    if (!(await this.repo.get(identity.tenant_id, id))) throw notFound('Prompt webhook');
+    const { rows, total } = await new WebhookOutboxRepository(this.repo.db).listForWebhook(identity.tenant_id, id, q);
+    return {
+      deliveries: rows.map((d) => ({
+        id: d.id,
+        webhook_id: d.webhook_id,
+        event: d.event as PromptWebhookTrigger,
+        status: d.status,
+        attempts: d.attempts,
+        last_status_code: d.last_status_code,
+        last_error: d.last_error,
+        created_at: d.created_at.toISOString(),
+        next_attempt_at: d.status === 'pending' ? d.next_attempt_at.toISOString() : null,
+        finished_at: d.finished_at?.toISOString() ?? null,
+      })),
+      total,
+    };
   }
 
   /** Tracked: create_prompt_webhook. The answer carries the signing secret, shown this once. */

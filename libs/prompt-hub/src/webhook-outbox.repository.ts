@@ -1,4 +1,5 @@
 import type { EntityManager } from 'typeorm';
+import type { PromptWebhookDeliveryListQuery } from '@th/contracts';
 
 export type DeliveryStatus = 'pending' | 'delivered' | 'failed' | 'cancelled';
 
@@ -8,6 +9,20 @@ export interface StagedDelivery {
   webhook_id: string;
   event: string;
   body: string;
+}
+
+/** A delivery as its history shows it. */
+export interface DeliveryRow {
+  id: string;
+  webhook_id: string;
+  event: string;
+  status: DeliveryStatus;
+  attempts: number;
+  last_status_code: number | null;
+  last_error: string | null;
+  created_at: Date;
+  next_attempt_at: Date;
+  finished_at: Date | null;
 }
 
 export interface ClaimedDelivery extends StagedDelivery {
@@ -23,6 +38,20 @@ export class WebhookOutboxRepository {
   async pending(tenantId: string): Promise<number> {
     const rows: { n: string }[] = await this.db.query(`SELECT count(*) AS n FROM prompt_hub.webhook_deliveries WHERE tenant_id = $1 AND status = 'pending'`, [tenantId]);
     return Number(rows[0]?.n ?? 0);
+  }
+
+  /** A webhook's deliveries, newest first. */
+  async listForWebhook(tenantId: string, webhookId: string, q: PromptWebhookDeliveryListQuery): Promise<{ rows: DeliveryRow[]; total: number }> {
+    const params: unknown[] = [tenantId, webhookId];
+    let cond = 'tenant_id = $1 AND webhook_id = $2';
+    if (q.status) cond += ` AND status = $${params.push(q.status)}`;
+    const total: { n: number }[] = await this.db.query(`SELECT count(*)::int AS n FROM prompt_hub.webhook_deliveries WHERE ${cond}`, params);
+    const rows: DeliveryRow[] = await this.db.query(
+      `SELECT id, webhook_id, event, status, attempts, last_status_code, last_error, created_at, next_attempt_at, finished_at
+       FROM prompt_hub.webhook_deliveries WHERE ${cond} ORDER BY created_at DESC, id LIMIT $${params.length + 1} OFFSET $${params.length + 2}`,
+      [...params, q.limit, q.offset],
+    );
+    return { rows, total: total[0]?.n ?? 0 };
   }
 
   async stage(rows: StagedDelivery[]): Promise<void> {

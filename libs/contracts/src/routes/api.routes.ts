@@ -29,7 +29,7 @@ import { runBatchSchema, runCreateSchema, runQueryResponseSchema, runQuerySchema
 import { ownedBy, type RouteSpec } from './route';
 import { ADMIN_ROUTES } from './admin.routes';
 import { DATASETS_ROUTES } from './datasets.routes';
-import { PROMPT_HUB_ROUTES } from './prompt-hub.routes';
+import { HUB_SETTINGS_ROUTES, PROMPT_HUB_ROUTES } from './prompt-hub.routes';
 import { V2_ROUTES } from './v2.routes';
 
 
@@ -273,6 +273,7 @@ export const API_ROUTES: RouteSpec[] = [
     responses: { 200: z.array(bulkExportSchema), 403: errorBodySchema, 404: errorBodySchema, ...errors },
   },
   ...ownedBy('gateway', ADMIN_ROUTES),
+  ...ownedBy('gateway', HUB_SETTINGS_ROUTES),
   ...ownedBy('query', DATASETS_ROUTES),
   ...ownedBy('query', PROMPT_HUB_ROUTES),
   ...ownedBy('query', V2_ROUTES),

@@ -1,5 +1,6 @@
 import type { Provider } from '@nestjs/common';
 import type { DataSource } from 'typeorm';
+import { EventBus } from '@th/bus';
 import { IdentityService } from '../identity/identity.service';
 import { AdminStore, type AdminOptions } from './admin-store';
 import { CredentialsService } from './credentials.service';
@@ -13,14 +14,14 @@ import { WorkspaceSecretsService } from './workspace-secrets.service';
 import { WorkspacesService } from './workspaces.service';
 
 /** One service per administered resource, over one shared store. */
-export function createAdminServices(ds: DataSource, identities: IdentityService, opts: AdminOptions) {
+export function createAdminServices(ds: DataSource, identities: IdentityService, opts: AdminOptions, bus: EventBus | null = null) {
   const store = new AdminStore(ds, identities);
   return {
     roles: new RolesService(store),
     credentials: new CredentialsService(store),
     sessions: new SessionsService(store, opts),
     organization: new OrganizationService(store),
-    workspaces: new WorkspacesService(store),
+    workspaces: new WorkspacesService(store, bus),
     orgMembers: new OrgMembersService(store, opts),
     workspaceMembers: new WorkspaceMembersService(store),
     secrets: new WorkspaceSecretsService(store, opts),
@@ -39,7 +40,7 @@ export function adminProviders(ds: DataSource, opts: AdminOptions): Provider[] {
     useFactory: (all: AdminServices) => all[key],
   });
   return [
-    { provide: ADMIN_SERVICES, inject: [IdentityService], useFactory: (ids: IdentityService) => createAdminServices(ds, ids, opts) },
+    { provide: ADMIN_SERVICES, inject: [IdentityService, EventBus], useFactory: (ids: IdentityService, bus: EventBus) => createAdminServices(ds, ids, opts, bus) },
     pick(RolesService, 'roles'),
     pick(CredentialsService, 'credentials'),
     pick(SessionsService, 'sessions'),

@@ -194,9 +194,9 @@ describe('IdentityService (real PostgreSQL)', () => {
     const again = await admin.limits.upsertUsageLimit(adminA, { limit_type: 'monthly_traces', limit_value: 5 });
     expect((await admin.limits.listUsageLimits(adminA)).map((l) => [l.id, l.limit_value])).toEqual([[again.id, 5]]);
     const id = await ids.resolve(req({ 'x-api-key': orgA.api_key }));
-    expect(id?.workspace_settings).toEqual({ retention_days: { shortlived: 14, longlived: 400 }, usage_limits: { monthly_traces: 5 } });
+    expect(id?.workspace_settings).toEqual({ retention_days: { shortlived: 14, longlived: 400 }, usage_limits: { monthly_traces: 5 }, tenant_handle: null });
     await admin.limits.updateTtlSettings(adminA, { shortlived_days: null });
     await admin.limits.deleteUsageLimit(adminA, again.id);
-    expect((await ids.resolve(req({ 'x-api-key': orgA.api_key })))?.workspace_settings).toEqual({ retention_days: { longlived: 400 }, usage_limits: {} });
+    expect((await ids.resolve(req({ 'x-api-key': orgA.api_key })))?.workspace_settings).toEqual({ retention_days: { longlived: 400 }, usage_limits: {}, tenant_handle: null });
   });
 });

@@ -304,7 +304,7 @@ export class IdentityService implements IdentityResolver, PrincipalResolver {
         const retention: Record<string, number> = {};
         if (ws.workspace.shortlived_ttl_days) retention.shortlived = ws.workspace.shortlived_ttl_days;
         if (ws.workspace.longlived_ttl_days) retention.longlived = ws.workspace.longlived_ttl_days;
-        identity.workspace_settings = { retention_days: retention, usage_limits: ws.usageLimits };
+        identity.workspace_settings = { retention_days: retention, usage_limits: ws.usageLimits, tenant_handle: ws.workspace.tenant_handle };
       }
     }
     return identity;
