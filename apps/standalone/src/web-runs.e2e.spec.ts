@@ -2,25 +2,15 @@ import { execFileSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import axe from 'axe-core';
 import { Client, RunTree } from 'langsmith';
-import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import { type Browser, type BrowserContext, type Page } from 'playwright-core';
 import type { ProjectDashboard, SavedFilter } from '@th/contracts';
 import { startTestStandalone, type TestStandalone } from './testing/standalone-harness';
+import { CHROMIUM, launchChromium, seriousA11yFindings } from './testing/web-browser';
 
 const ROOT = join(__dirname, '..', '..', '..');
-const CHROMIUM = '/usr/bin/chromium';
 /** Each wait in the browser is bounded. */
 const WAIT_MS = 15_000;
-
-/** axe-core in the page (evaluated over the DevTools protocol, which the page's CSP does not govern). */
-async function seriousA11yFindings(page: Page): Promise<string[]> {
-  await page.evaluate(axe.source);
-  const result = (await page.evaluate("axe.run(document, { resultTypes: ['violations'] })")) as axe.AxeResults;
-  return result.violations
-    .filter((v) => v.impact === 'serious' || v.impact === 'critical')
-    .map((v) => `${v.id} (${v.impact}): ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`);
-}
 
 describe('web app: runs table, saved filters, monitoring (Chromium against the standalone service)', () => {
   let svc: TestStandalone;
@@ -65,11 +55,7 @@ describe('web app: runs table, saved filters, monitoring (Chromium against the s
     await client.createFeedback(roots[1].id, 'helpfulness', { score: 0.5, sessionId: projectId, traceId: roots[1].id });
     await client.createFeedback(roots[2].id, 'helpfulness', { score: 1, sessionId: projectId, traceId: roots[2].id });
 
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      headless: true,
-      args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-    });
+    browser = await launchChromium();
     context = await browser.newContext({ viewport: { width: 1280, height: 900 }, colorScheme: 'light' });
     page = await context.newPage();
     page.setDefaultTimeout(WAIT_MS);

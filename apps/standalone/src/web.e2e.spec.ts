@@ -5,32 +5,20 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import axe from 'axe-core';
 import { Client, RunTree } from 'langsmith';
-import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import { type Browser, type BrowserContext, type Page } from 'playwright-core';
 import { BUILTIN_ROLES, IdentityService } from '@th/gateway';
 import { startTestStandalone, type TestStandalone } from './testing/standalone-harness';
+import { CHROMIUM, CSRF, launchChromium, seriousA11yFindings } from './testing/web-browser';
 
 const ROOT = join(__dirname, '..', '..', '..');
-const CHROMIUM = '/usr/bin/chromium';
 /** The README's screenshots are rewritten with UPDATE_SCREENSHOTS=1; other runs keep theirs in a temporary folder. */
 const SCREENSHOTS = process.env.UPDATE_SCREENSHOTS === '1' ? join(ROOT, 'docs', 'screenshots') : mkdtempSync(join(tmpdir(), 'th-web-shots-'));
-const CSRF = { 'x-requested-with': 'tracehouse-web' };
 /** Each wait in the browser is bounded; the whole suite stays under a minute. */
 const WAIT_MS = 15_000;
 
 const cookieOf = (res: Response): string => res.headers.get('set-cookie') ?? '';
 const cookiePair = (setCookie: string): string => setCookie.split(';')[0];
-
-/** axe-core in the page (evaluated over the DevTools protocol, which the page's CSP does not govern). */
-async function seriousA11yFindings(page: Page): Promise<string[]> {
-  await page.evaluate(axe.source);
-  // Strings: this file is type-checked for Node, without the DOM's globals.
-  const result = (await page.evaluate("axe.run(document, { resultTypes: ['violations'] })")) as axe.AxeResults;
-  return result.violations
-    .filter((v) => v.impact === 'serious' || v.impact === 'critical')
-    .map((v) => `${v.id} (${v.impact}): ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`);
-}
 
 /** A port nothing listens on now (the OS picks it). */
 async function freePort(): Promise<number> {
@@ -97,12 +85,7 @@ describe('web app against the standalone service', () => {
     const stored = await client.readRun(llm.id);
     llmTokens = stored.total_tokens ?? 0;
 
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      headless: true,
-      // No network here: without these Chromium's background connections are refused many at a time.
-      args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-    });
+    browser = await launchChromium();
     mkdirSync(SCREENSHOTS, { recursive: true });
   });
 
