@@ -1,4 +1,5 @@
-import { closeSync, constants, ftruncateSync, openSync, rmSync, writeSync } from 'node:fs';
+import { randomUUID } from 'node:crypto';
+import { closeSync, constants, createReadStream, ftruncateSync, openSync, rmSync, writeSync } from 'node:fs';
 import { Readable } from 'node:stream';
 import { createClient, type ClickHouseClient } from '@clickhouse/client';
 import { migrateClickHouse } from './migrator';
@@ -102,6 +103,32 @@ export class ClickHouse {
       });
       return (await rs.json()) as T[];
     });
+  }
+
+  /**
+   * A query's result as a byte stream in a binary `format` (Parquet), for results too large to hold.
+   * Over HTTP the server's response streams through with back-pressure. In process chDB returns a
+   * result only whole, so the engine writes it to a file beside its data directory, which the stream
+   * reads and removes when closed: memory stays flat whatever the result's size. `settings` go in the
+   * query's SETTINGS clause (in process, `clickhouse_settings` would be SET on the shared connection).
+   */
+  async queryStream(sql: string, params: QueryParams, format: 'Parquet', settings: Record<string, string | number> = {}, signal?: AbortSignal): Promise<Readable> {
+    const set = Object.entries(settings).map(([k, v]) => `${k} = ${typeof v === 'number' ? v : quoteString(v)}`);
+    const query = set.length > 0 ? `${sql}\nSETTINGS ${set.join(', ')}` : sql;
+    const target = this.target;
+    if (target.kind === 'http') {
+      return this.on(async (lane) => (await lane.client.query({ query, query_params: params, format, abort_signal: signal })).stream());
+    }
+    const file = `${target.path}.out-${randomUUID()}.${format.toLowerCase()}`;
+    try {
+      await this.on((lane) => lane.client.command({ query: `INSERT INTO FUNCTION file(${quoteString(file)}, ${format}) ${inlineParams(query, params)}`, abort_signal: signal }));
+    } catch (err) {
+      rmSync(file, { force: true });
+      throw err;
+    }
+    const stream = createReadStream(file);
+    stream.once('close', () => rmSync(file, { force: true }));
+    return stream;
   }
 
   async command(sql: string, params: QueryParams = {}, settings: Record<string, string | number> = {}): Promise<void> {

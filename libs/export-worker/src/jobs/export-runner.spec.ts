@@ -114,7 +114,7 @@ describe('export runner: resumption, leases and exactly-once output', () => {
     return job;
   };
   // The test S3 server listens on 127.0.0.1, which the outbound policy allows only when listed.
-  const opts: ExportRunnerOptions = { chunkRows: 100, rowsPerFile: 250, rowGroupRows: 64, leaseMs: 1_000, compression: 'SNAPPY', outbound: new OutboundPolicy('127.0.0.1') };
+  const opts: ExportRunnerOptions = { rowsPerFile: 250, rowGroupRows: 64, rowGroupBytes: 1024 * 1024, leaseMs: 1_000, compression: 'SNAPPY', outbound: new OutboundPolicy('127.0.0.1') };
   const runner = (r: ExportsRepository = repo) => new ExportRunner(ch, r, cipher, opts);
 
   /** What the bucket holds for an export, read with ClickHouse's Parquet reader. */
