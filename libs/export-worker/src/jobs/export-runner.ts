@@ -73,17 +73,39 @@ export class ExportRunner {
     let cursor: Key = { t_us: job.cursor_us ?? (BigInt(job.start_us) - 1n).toString(), id: job.cursor_id ?? MAX_UUID };
     let seq = job.files_written;
     await this.stillHeld(job, owner, signal);
-    for (const file of await this.planFiles(job, cursor)) {
-      await this.stillHeld(job, owner, signal);
-      seq += 1;
-      const [y, m, d] = file.day.split('-');
-      const key = store.key(
-        `export_id=${job.id}/tenant_id=${job.tenant_id}/session_id=${job.session_id}/runs/year=${y}/month=${m}/day=${d}/part-${String(seq).padStart(6, '0')}.parquet`,
-      );
-      const bytes = await this.writeFile(job, fields, cursor, file.last, store, key, signal);
-      const committed = await this.repo.commitFile(job.id, owner, { seq, key, rows: file.rows, bytes, cursor_us: file.last.t_us, cursor_id: file.last.id });
-      if (!committed) throw new ExportInterrupted('the export is no longer held by this worker');
-      cursor = file.last;
+    const plan = await this.planFiles(job, cursor);
+    // The engine writes file n+1 while file n uploads; files are still committed one by one, in order.
+    const stop = new AbortController();
+    const onStop = () => stop.abort();
+    signal.addEventListener('abort', onStop, { once: true });
+    const open = (from: Key, to: Key): Promise<Readable> => {
+      const { sql, params } = this.rangeQuery(job, fields, from, to);
+      const p = this.ch.queryStream(sql, params, 'Parquet', parquetOutputSettings(this.opts), stop.signal);
+      p.catch(() => undefined); // awaited in turn; this only keeps an abandoned read-ahead from being an unhandled rejection
+      return p;
+    };
+    let next = plan.length > 0 ? open(cursor, plan[0].last) : null;
+    try {
+      for (let i = 0; i < plan.length && next; i++) {
+        const file = plan[i];
+        const source = next;
+        next = i + 1 < plan.length ? open(file.last, plan[i + 1].last) : null;
+        await this.stillHeld(job, owner, signal);
+        seq += 1;
+        const [y, m, d] = file.day.split('-');
+        const key = store.key(
+          `export_id=${job.id}/tenant_id=${job.tenant_id}/session_id=${job.session_id}/runs/year=${y}/month=${m}/day=${d}/part-${String(seq).padStart(6, '0')}.parquet`,
+        );
+        const bytes = await this.upload(source, store, key, stop.signal);
+        const committed = await this.repo.commitFile(job.id, owner, { seq, key, rows: file.rows, bytes, cursor_us: file.last.t_us, cursor_id: file.last.id });
+        if (!committed) throw new ExportInterrupted('the export is no longer held by this worker');
+      }
+    } catch (err) {
+      stop.abort();
+      await next?.then((s) => s.destroy(), () => undefined);
+      throw signal.aborted && !(err instanceof ExportInterrupted) ? new ExportInterrupted('worker stopping') : err;
+    } finally {
+      signal.removeEventListener('abort', onStop);
     }
   }
 
@@ -93,11 +115,8 @@ export class ExportRunner {
     if (!(await this.repo.heartbeat(job.id, owner, this.opts.leaseMs))) throw new ExportInterrupted('the export is no longer held by this worker');
   }
 
-  /** Streams the engine's Parquet output of the runs in (from, to] into one object; returns its size in bytes. */
-  private async writeFile(job: JobRow, fields: readonly ExportField[], from: Key, to: Key, store: ObjectStore, key: string, signal: AbortSignal): Promise<number> {
-    const uploadAbort = new AbortController();
-    const onStop = () => uploadAbort.abort();
-    signal.addEventListener('abort', onStop, { once: true });
+  /** Streams one file of the engine's Parquet output into one object with a multipart upload; returns its size in bytes. */
+  private async upload(opening: Promise<Readable>, store: ObjectStore, key: string, signal: AbortSignal): Promise<number> {
     let bytes = 0;
     const counted = new Transform({
       transform(chunk: Buffer, _enc, done) {
@@ -105,12 +124,14 @@ export class ExportRunner {
         done(null, chunk);
       },
     });
-    let source: Readable | null = null;
+    const uploadAbort = new AbortController();
+    const onStop = () => uploadAbort.abort();
+    signal.addEventListener('abort', onStop, { once: true });
     const uploaded = store.upload(key, counted, uploadAbort.signal);
     uploaded.catch(() => undefined); // awaited below; an upload abandoned after a failed query must not be an unhandled rejection
+    let source: Readable | null = null;
     try {
-      const { sql, params } = this.rangeQuery(job, fields, from, to);
-      source = await this.ch.queryStream(sql, params, 'Parquet', parquetOutputSettings(this.opts), uploadAbort.signal);
+      source = await opening;
       await Promise.all([pipeline(source, counted), uploaded]);
       return bytes;
     } catch (err) {
@@ -118,15 +139,16 @@ export class ExportRunner {
       source?.destroy();
       counted.destroy();
       await uploaded.catch(() => undefined);
-      throw signal.aborted && !(err instanceof ExportInterrupted) ? new ExportInterrupted('worker stopping') : err;
+      throw err;
     } finally {
       signal.removeEventListener('abort', onStop);
     }
   }
 
   /**
-   * The job's window, tenant, project and cursor, newest version only (FINAL, tombstones dropped), and
+   * The job's window, tenant, project and key range, newest version only (FINAL, tombstones dropped), and
    * its filter (the same compiler as POST /runs/query) applied to the newest version, outside FINAL.
+   * The range is also bounded on start_time alone: the primary index prunes with that, not with the tuple.
    */
   private liveRuns(job: JobRow, from: Key, to: Key | null): { sql: string; params: Record<string, unknown> } {
     const filter = job.filter ? compileExportFilter(job.filter) : null;
@@ -135,8 +157,10 @@ export class ExportRunner {
          SELECT * FROM runs FINAL
          WHERE tenant_id = {tenant:UUID} AND session_id = {session:UUID}
            AND start_time >= fromUnixTimestamp64Micro({start:Int64}, 'UTC') AND start_time < fromUnixTimestamp64Micro({end:Int64}, 'UTC')
-           AND (start_time, id) > (fromUnixTimestamp64Micro({from_t:Int64}, 'UTC'), {from_id:UUID})${
-             to ? `\n           AND (start_time, id) <= (fromUnixTimestamp64Micro({to_t:Int64}, 'UTC'), {to_id:UUID})` : ''
+           AND start_time >= fromUnixTimestamp64Micro({from_t:Int64}, 'UTC') AND (start_time, id) > (fromUnixTimestamp64Micro({from_t:Int64}, 'UTC'), {from_id:UUID})${
+             to
+               ? `\n           AND start_time <= fromUnixTimestamp64Micro({to_t:Int64}, 'UTC') AND (start_time, id) <= (fromUnixTimestamp64Micro({to_t:Int64}, 'UTC'), {to_id:UUID})`
+               : ''
            }
        )
        WHERE is_deleted = 0${filter ? ` AND (${filter.sql})` : ''}`,
