@@ -143,11 +143,11 @@ export class ClickHouse {
     const query = set.length > 0 ? `${sql}\nSETTINGS ${set.join(', ')}` : sql;
     const target = this.target;
     if (target.kind === 'http') {
-      return this.on('query', async (lane) => (await lane.client.query({ query, query_params: params, format, abort_signal: signal })).stream());
+      return this.on(async (lane) => (await lane.client.query({ query, query_params: params, format, abort_signal: signal })).stream());
     }
     const file = `${target.path}${OUTPUT_INFIX}${randomUUID()}.${format.toLowerCase()}`;
     try {
-      await this.on('query', (lane) => lane.client.command({ query: `INSERT INTO FUNCTION file(${quoteString(file)}, ${format}) ${inlineParams(query, params)}`, abort_signal: signal }));
+      await this.on((lane) => lane.client.command({ query: `INSERT INTO FUNCTION file(${quoteString(file)}, ${format}) ${inlineParams(query, params)}`, abort_signal: signal }));
     } catch (err) {
       rmSync(file, { force: true });
       throw err;
