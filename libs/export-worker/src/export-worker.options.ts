@@ -14,11 +14,9 @@ export interface ExportWorkerOptions {
   /** How often the worker looks for due exports, expired leases, scheduled windows and timeouts. */
   pollMs: number;
   leaseMs: number;
-  /** Runs per Parquet file at most (a file also ends where the day changes). */
+  chunkRows: number;
   rowsPerFile: number;
-  /** Rows and bytes (before compression) per Parquet row group at most: the engine holds one row group in memory while writing. */
   rowGroupRows: number;
-  rowGroupBytes: number;
   /** Parquet page compression (UNCOMPRESSED, GZIP, SNAPPY, BROTLI). */
   compression: ParquetCompression;
   /** Attempts of one export (failures, not worker deaths: those resume under a new lease) before it is FAILED. */
@@ -39,9 +37,9 @@ export const EXPORT_DEFAULTS = {
   maxConcurrent: 2,
   pollMs: 5_000,
   leaseMs: 60_000,
+  chunkRows: 5_000,
   rowsPerFile: 250_000,
-  rowGroupRows: 100_000,
-  rowGroupBytes: 64 * 1024 * 1024,
+  rowGroupRows: 5_000,
   compression: 'GZIP' as ParquetCompression,
   maxAttempts: 3,
   retryDelayMs: 30_000,
