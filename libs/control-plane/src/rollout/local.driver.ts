@@ -414,7 +414,7 @@ export class LocalDriver implements RolloutDriver {
       child.on('close', (code, signal) => {
         clearTimeout(timer);
         if (code === 0) res(out);
-        else rej(new RolloutError(`${what} failed (${signal ? `killed by ${signal}` : `exit code ${String(code)}`}): ${scrub(out.trim(), dirs).slice(-1500)}`));
+        else rej(new RolloutError(`${what} failed (${signal ? `killed by ${signal}` : `exit code ${String(code)}`}): ${scrub(out.trim(), dirs).slice(-3000)}`));
       });
     });
   }
