@@ -185,4 +185,83 @@ describe('v2 REST: runs, traces, threads, sharing', () => {
     expect(res.status).toBe(422);
     expect(((await res.json()) as { detail: Json[] }).detail[0]).toEqual({ loc: ['body', 'ai_search'], msg: expect.stringMatching(/not supported/), type: expect.any(String) });
   });
+
+  it('experiment runs through the generated client: filters per experiment, sort by feedback, comparative feedback; bad inputs 422', async () => {
+    const client = new Langsmith({ apiKey: svc.apiKey, baseURL: svc.url });
+    const dataset = await post('/api/v1/datasets', { name: `v2-ds-${randomUUID()}` });
+    const dsId = String(dataset.id);
+    const exIds = [randomUUID(), randomUUID(), randomUUID()];
+    expect((await svc.api('/api/v1/examples/bulk', { method: 'POST', json: exIds.map((id, i) => ({ id, dataset_id: dsId, inputs: { q: i }, outputs: { a: i } })) })).status).toBe(200);
+    const exps = [
+      String((await post('/api/v1/sessions', { name: `exp-a-${randomUUID()}`, reference_dataset_id: dsId })).id),
+      String((await post('/api/v1/sessions', { name: `exp-b-${randomUUID()}`, reference_dataset_id: dsId })).id),
+    ];
+    // Experiment A: example i's run is named "a-i", scores 0.2 / 0.9 / none; run on example 1 has an error.
+    const runOf: Record<string, string> = {};
+    const runs: Json[] = [];
+    exps.forEach((session_id, e) =>
+      exIds.forEach((ex, i) => {
+        const id = randomUUID();
+        runOf[`${e}-${i}`] = id;
+        const start = at(10 + e * 5 + i);
+        runs.push({ id, name: `${'ab'[e]}-${i}`, run_type: 'chain', start_time: start, end_time: start, trace_id: id, dotted_order: seg(start, id), session_id, reference_example_id: ex, inputs: { q: i }, outputs: { a: i }, ...(e === 0 && i === 1 ? { error: 'boom' } : {}) });
+      }),
+    );
+    expect((await svc.api('/runs/batch', { method: 'POST', json: { post: runs } })).status).toBe(202);
+    for (const [run, score] of [[runOf['0-0'], 0.2], [runOf['0-1'], 0.9]] as const) expect((await svc.api('/feedback', { method: 'POST', json: { run_id: run, key: 'correctness', score } })).status).toBe(200);
+    const comparative = await post('/api/v1/datasets/comparative', { experiment_ids: exps, reference_dataset_id: dsId, name: 'a vs b' });
+    const cmpId = String(comparative.id);
+    expect((await svc.api('/feedback', { method: 'POST', json: { run_id: runOf['0-2'], key: 'preference', score: 1, comparative_experiment_id: cmpId } })).status).toBe(200);
+
+    const collect = async (body: Parameters<typeof client.datasets.experimentRuns.query>[1]) => {
+      const out: { id: string; runs: Json[] }[] = [];
+      for await (const ex of client.datasets.experimentRuns.query(dsId, { page_size: 1, ...body })) out.push({ id: String(ex.id), runs: (ex.runs ?? []) as unknown as Json[] });
+      return out;
+    };
+    // Wait until the runs and both feedback keys are queryable.
+    for (let i = 0; i < 100; i++) {
+      const sorted = await collect({ experiment_ids: [exps[0]], sort: { by: 'feedback.correctness' } });
+      if (sorted.length === 3 && sorted[0].id === exIds[1]) break;
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    // Unfiltered: every example with both experiments' runs, in the experiments' order.
+    const all = await collect({ experiment_ids: exps, selects: ['NAME'] });
+    expect(all.map((e) => e.id)).toEqual(exIds);
+    expect(all[0].runs).toEqual([{ id: runOf['0-0'], name: 'a-0' }, { id: runOf['1-0'], name: 'b-0' }]);
+    // Filters: only the examples whose run in experiment A matches every expression.
+    expect((await collect({ experiment_ids: exps, filters: { [exps[0]]: ['eq(status, "error")'] } })).map((e) => e.id)).toEqual([exIds[1]]);
+    expect((await collect({ experiment_ids: exps, filters: { [exps[0]]: ['neq(status, "error")', 'eq(name, "a-2")'] } })).map((e) => e.id)).toEqual([exIds[2]]);
+    expect(await collect({ experiment_ids: exps, filters: { [exps[0]]: ['eq(name, "b-0")'] } })).toEqual([]);
+    // Sort by feedback score, nulls last, both orders.
+    expect((await collect({ experiment_ids: [exps[0]], sort: { by: 'feedback.correctness', order: 'DESC' } })).map((e) => e.id)).toEqual([exIds[1], exIds[0], exIds[2]]);
+    expect((await collect({ experiment_ids: [exps[0]], sort: { by: 'correctness', order: 'asc' } })).map((e) => e.id)).toEqual([exIds[0], exIds[1], exIds[2]]);
+    // Comparative: FEEDBACK_STATS holds that comparative experiment's pairwise feedback only.
+    let cmp: { id: string; runs: Json[] }[] = [];
+    for (let i = 0; i < 50; i++) {
+      cmp = await collect({ experiment_ids: [exps[0]], comparative_experiment_id: cmpId, example_ids: [exIds[2], exIds[0]], selects: ['FEEDBACK_STATS'] });
+      if (cmp.find((e) => e.id === exIds[2])?.runs[0]?.feedback_stats) break;
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    expect(cmp).toEqual([
+      { id: exIds[0], runs: [{ id: runOf['0-0'], feedback_stats: null }] },
+      { id: exIds[2], runs: [{ id: runOf['0-2'], feedback_stats: { preference: expect.objectContaining({ n: 1, avg: 1 }) } }] },
+    ]);
+
+    const bad = async (json: Json, loc: (string | number)[], status = 422) => {
+      await expect(client.datasets.experimentRuns.query(dsId, json as never)).rejects.toMatchObject({ status });
+      const res = await svc.api(`/api/v2/datasets/${dsId}/experiment-runs`, { method: 'POST', json });
+      expect(res.status).toBe(status);
+      if (status === 422) expect(((await res.json()) as { detail: { loc: unknown }[] }).detail[0].loc).toEqual(loc);
+    };
+    await bad({ experiment_ids: exps, filters: { [randomUUID()]: ['eq(name, "x")'] } }, ['body', 'filters', expect.any(String)]);
+    await bad({ experiment_ids: exps, filters: { [exps[1]]: ['eq(name, "x")', 'eq('] } }, ['body', 'filters', exps[1], 1]);
+    await bad({ experiment_ids: exps, filters: { [exps[1]]: [] } }, ['body', 'filters', exps[1]]);
+    await bad({ experiment_ids: exps, sort: { by: 'correctness' } }, ['body', 'sort']);
+    await bad({ experiment_ids: [exps[0]], sort: { by: 'correctness', order: 'sideways' } }, ['body', 'sort', 'order']);
+    await bad({ experiment_ids: [exps[0]], sort: { order: 'ASC' } }, ['body', 'sort', 'by']);
+    await bad({ experiment_ids: [exps[0]], comparative_experiment_id: 'nope' }, ['body', 'comparative_experiment_id']);
+    await bad({ experiment_ids: [exps[0]], comparative_experiment_id: randomUUID() }, [], 404);
+    // Another workspace sees neither the dataset nor the comparative experiment.
+    expect((await asOther(`/api/v2/datasets/${dsId}/experiment-runs`, { method: 'POST', json: { experiment_ids: [exps[0]], comparative_experiment_id: cmpId } })).status).toBe(404);
+  });
 });
