@@ -190,7 +190,7 @@ describe('v2 REST: runs, traces, threads, sharing', () => {
     const client = new Langsmith({ apiKey: svc.apiKey, baseURL: svc.url });
     const dataset = await post('/api/v1/datasets', { name: `v2-ds-${randomUUID()}` });
     const dsId = String(dataset.id);
-    const exIds = [randomUUID(), randomUUID(), randomUUID()];
+    const exIds: string[] = [randomUUID(), randomUUID(), randomUUID()];
     expect((await svc.api('/api/v1/examples/bulk', { method: 'POST', json: exIds.map((id, i) => ({ id, dataset_id: dsId, inputs: { q: i }, outputs: { a: i } })) })).status).toBe(200);
     const exps = [
       String((await post('/api/v1/sessions', { name: `exp-a-${randomUUID()}`, reference_dataset_id: dsId })).id),
@@ -224,10 +224,10 @@ describe('v2 REST: runs, traces, threads, sharing', () => {
       if (sorted.length === 3 && sorted[0].id === exIds[1]) break;
       await new Promise((r) => setTimeout(r, 100));
     }
-    // Unfiltered: every example with both experiments' runs, in the experiments' order.
+    // Unfiltered: every example (created together, so in no set order) with both experiments' runs, in the experiments' order.
     const all = await collect({ experiment_ids: exps, selects: ['NAME'] });
-    expect(all.map((e) => e.id)).toEqual(exIds);
-    expect(all[0].runs).toEqual([{ id: runOf['0-0'], name: 'a-0' }, { id: runOf['1-0'], name: 'b-0' }]);
+    expect(all.map((e) => e.id).sort()).toEqual([...exIds].sort());
+    expect(all.find((e) => e.id === exIds[0])?.runs).toEqual([{ id: runOf['0-0'], name: 'a-0' }, { id: runOf['1-0'], name: 'b-0' }]);
     // Filters: only the examples whose run in experiment A matches every expression.
     expect((await collect({ experiment_ids: exps, filters: { [exps[0]]: ['eq(status, "error")'] } })).map((e) => e.id)).toEqual([exIds[1]]);
     expect((await collect({ experiment_ids: exps, filters: { [exps[0]]: ['neq(status, "error")', 'eq(name, "a-2")'] } })).map((e) => e.id)).toEqual([exIds[2]]);
@@ -242,7 +242,7 @@ describe('v2 REST: runs, traces, threads, sharing', () => {
       if (cmp.find((e) => e.id === exIds[2])?.runs[0]?.feedback_stats) break;
       await new Promise((r) => setTimeout(r, 100));
     }
-    expect(cmp).toEqual([
+    expect(cmp.sort((a, b) => exIds.indexOf(a.id) - exIds.indexOf(b.id))).toEqual([
       { id: exIds[0], runs: [{ id: runOf['0-0'], feedback_stats: null }] },
       { id: exIds[2], runs: [{ id: runOf['0-2'], feedback_stats: { preference: expect.objectContaining({ n: 1, avg: 1 }) } }] },
     ]);
@@ -263,5 +263,54 @@ describe('v2 REST: runs, traces, threads, sharing', () => {
     await bad({ experiment_ids: [exps[0]], comparative_experiment_id: randomUUID() }, [], 404);
     // Another workspace sees neither the dataset nor the comparative experiment.
     expect((await asOther(`/api/v2/datasets/${dsId}/experiment-runs`, { method: 'POST', json: { experiment_ids: [exps[0]], comparative_experiment_id: cmpId } })).status).toBe(404);
+  });
+
+  it('include_subtree_usage: tokens summed over each run’s subtree, through the generated client, whatever the filters', async () => {
+    const client = new Langsmith({ apiKey: svc.apiKey, baseURL: svc.url });
+    // root → mid → (leaf1 5/1, leaf2 2/2); root → leaf3 1/0.
+    const [root, mid, leaf1, leaf2, leaf3] = [randomUUID(), randomUUID(), randomUUID(), randomUUID(), randomUUID()];
+    const d = (s: number, id: string) => seg(at(20 + s), id);
+    const usage = (input_tokens: number, output_tokens: number) => ({ usage_metadata: { input_tokens, output_tokens, total_tokens: input_tokens + output_tokens } });
+    const run = (id: string, parent: string | undefined, dotted: string, s: number, outputs: Json) => ({
+      id, name: id === root ? 'sub-root' : 'sub', run_type: 'llm', start_time: at(20 + s), end_time: at(20 + s + 0.5), trace_id: root, parent_run_id: parent,
+      dotted_order: dotted, session_id: projectId, inputs: {}, outputs,
+    });
+    const dr = d(0, root);
+    const dm = `${dr}.${d(0.1, mid)}`;
+    const post = [
+      run(root, undefined, dr, 0, {}),
+      run(mid, root, dm, 0.1, {}),
+      run(leaf1, mid, `${dm}.${d(0.2, leaf1)}`, 0.2, usage(5, 1)),
+      run(leaf2, mid, `${dm}.${d(0.3, leaf2)}`, 0.3, usage(2, 2)),
+      run(leaf3, root, `${dr}.${d(0.4, leaf3)}`, 0.4, usage(1, 0)),
+    ];
+    expect((await svc.api('/runs/batch', { method: 'POST', json: { post } })).status).toBe(202);
+    const selects = ['PROMPT_TOKENS', 'COMPLETION_TOKENS', 'TOTAL_TOKENS'] as const;
+    const tokens = async (ids: string[], extra: Json = {}) => {
+      const page = await client.runs.query({ project_ids: [projectId], ids, selects: [...selects], include_subtree_usage: true, ...extra });
+      return Object.fromEntries(page.items.map((r) => [String(r.id), [r.prompt_tokens, r.completion_tokens, r.total_tokens]]));
+    };
+    let got: Record<string, unknown> = {};
+    for (let i = 0; i < 50; i++) {
+      got = await tokens([root, mid, leaf1, leaf2, leaf3]);
+      if (Object.keys(got).length === 5) break;
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    expect(got).toEqual({ [root]: [8, 3, 11], [mid]: [7, 3, 10], [leaf1]: [5, 1, 6], [leaf2]: [2, 2, 4], [leaf3]: [1, 0, 1] });
+    // Descendants count even when the query's filters leave them out; without the flag a run keeps its own figures.
+    expect(await tokens([root, mid], { filter: 'eq(name, "sub-root")' })).toEqual({ [root]: [8, 3, 11] });
+    expect(await tokens([mid], { is_root: false, min_start_time: at(20.15) })).toEqual({});
+    expect(await tokens([mid], { is_root: false, min_start_time: at(20.05) })).toEqual({ [mid]: [7, 3, 10] });
+    const plain = await client.runs.query({ project_ids: [projectId], ids: [root], selects: [...selects] });
+    expect(plain.items).toEqual([{ id: root, prompt_tokens: 0, completion_tokens: 0, total_tokens: 0 }]);
+    // The earlier trace: its root gains its llm child's 7/3; another workspace sees nothing.
+    expect(await tokens([roots[0]])).toEqual({ [roots[0]]: [7, 3, 10] });
+    const foreign = await asOther('/api/v2/runs/query', { method: 'POST', json: { project_ids: [projectId], include_subtree_usage: true, selects: ['TOTAL_TOKENS'] } });
+    expect(await foreign.json()).toEqual({ items: [], next_cursor: '' });
+
+    await expect(client.runs.query({ project_ids: [projectId], include_subtree_usage: 'yes' as unknown as boolean })).rejects.toMatchObject({ status: 422 });
+    const res = await svc.api('/api/v2/runs/query', { method: 'POST', json: { project_ids: [projectId], include_subtree_usage: 1 } });
+    expect(res.status).toBe(422);
+    expect(((await res.json()) as { detail: { loc: unknown }[] }).detail[0].loc).toEqual(['body', 'include_subtree_usage']);
   });
 });
