@@ -313,4 +313,40 @@ describe('v2 REST: runs, traces, threads, sharing', () => {
     expect(res.status).toBe(422);
     expect(((await res.json()) as { detail: { loc: unknown }[] }).detail[0].loc).toEqual(['body', 'include_subtree_usage']);
   });
+
+  it('thread stats *_DETAILS: the turns’ usage breakdowns summed per category, through the generated client', async () => {
+    const client = new Langsmith({ apiKey: svc.apiKey, baseURL: svc.url });
+    const usage = [
+      { input_tokens: 10, output_tokens: 4, total_tokens: 14, input_token_details: { cache_read: 3, audio: 1 }, output_token_details: { reasoning: 2 }, input_cost_details: { cache_read: 0.5 } },
+      { input_tokens: 5, output_tokens: 1, total_tokens: 6, input_token_details: { cache_read: 2 }, output_cost_details: { reasoning: 0.25 } },
+    ];
+    const post = usage.map((usage_metadata, i) => {
+      const id = randomUUID();
+      return { id, name: `turn-${i}`, run_type: 'llm', start_time: at(30 + i), end_time: at(30 + i + 0.5), trace_id: id, dotted_order: seg(at(30 + i), id), session_id: projectId, inputs: {}, outputs: { usage_metadata }, extra: { metadata: { thread_id: 'conv-d' } } };
+    });
+    expect((await svc.api('/runs/batch', { method: 'POST', json: { post } })).status).toBe(202);
+    const selects = ['TURNS', 'PROMPT_TOKENS', 'PROMPT_TOKEN_DETAILS', 'COMPLETION_TOKEN_DETAILS', 'PROMPT_COST_DETAILS', 'COMPLETION_COST_DETAILS'] as const;
+    let stats: Json = {};
+    for (let i = 0; i < 50; i++) {
+      stats = (await client.threads.stats('conv-d', { session_id: projectId, selects: [...selects] })) as unknown as Json;
+      if (stats.turns === 2) break;
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    expect(stats).toEqual({
+      turns: 2,
+      prompt_tokens: 15,
+      prompt_token_details: { raw: { cache_read: 5, audio: 1 } },
+      completion_token_details: { raw: { reasoning: 2 } },
+      prompt_cost_details: { raw: { cache_read: 0.5 } },
+      completion_cost_details: { raw: { reasoning: 0.25 } },
+    });
+    // A filter narrows the turns summed; an unknown thread and another workspace sum nothing.
+    expect(await client.threads.stats('conv-d', { session_id: projectId, selects: ['PROMPT_TOKEN_DETAILS'], filter: 'eq(name, "turn-1")' })).toEqual({ prompt_token_details: { raw: { cache_read: 2 } } });
+    expect(await client.threads.stats('conv-none', { session_id: projectId, selects: ['COMPLETION_COST_DETAILS'] })).toEqual({ completion_cost_details: { raw: {} } });
+    const foreign = await asOther(`/api/v2/threads/conv-d/stats?session_id=${projectId}&selects=PROMPT_TOKEN_DETAILS`);
+    expect(await foreign.json()).toEqual({ prompt_token_details: { raw: {} } });
+    const bad = await svc.api(`/api/v2/threads/conv-d/stats?session_id=${projectId}&selects=PROMPT_TOKEN_DETAIL`);
+    expect(bad.status).toBe(422);
+    expect(((await bad.json()) as { detail: { loc: unknown }[] }).detail[0].loc).toEqual(['query', 'selects']);
+  });
 });

@@ -71,6 +71,16 @@ export class ThreadsRepository {
     return rows[0] ?? {};
   }
 
+  /** The ids of one thread's matched root runs (its turns), at most `limit`. */
+  async threadRootIds(w: RunsWhere, threadId: string, limit: number): Promise<string[]> {
+    const rows = await this.ch.query<{ id: string }>(
+      `SELECT id FROM runs FINAL WHERE ${w.where} AND ${THREAD_ID_SQL} = {thread:String} LIMIT {limit:UInt32}`,
+      { ...w.params, thread: threadId, limit },
+      FINAL_SETTINGS,
+    );
+    return rows.map((r) => r.id);
+  }
+
   /** Aggregates over the threads of the matched root runs (sums as s_*: an alias must not shadow a column another aggregate reads). */
   async threadsAggregate(w: RunsWhere): Promise<Record<string, unknown>> {
     const rows = await this.ch.query<Record<string, unknown>>(
