@@ -343,6 +343,12 @@ describe('v2 REST: runs, traces, threads, sharing', () => {
     // A filter narrows the turns summed; an unknown thread and another workspace sum nothing.
     expect(await client.threads.stats('conv-d', { session_id: projectId, selects: ['PROMPT_TOKEN_DETAILS'], filter: 'eq(name, "turn-1")' })).toEqual({ prompt_token_details: { raw: { cache_read: 2 } } });
     expect(await client.threads.stats('conv-none', { session_id: projectId, selects: ['COMPLETION_COST_DETAILS'] })).toEqual({ completion_cost_details: { raw: {} } });
+    // The project's aggregate sums every thread's turns (conv-a and conv-b have no breakdowns).
+    expect(await client.threads.aggregateStats({ project_id: projectId, select: ['THREAD_COUNT', 'PROMPT_TOKEN_DETAILS', 'COMPLETION_COST_DETAILS'] })).toEqual({
+      thread_count: 3,
+      prompt_token_details: { raw: { cache_read: 5, audio: 1 } },
+      completion_cost_details: { raw: { reasoning: 0.25 } },
+    });
     const foreign = await asOther(`/api/v2/threads/conv-d/stats?session_id=${projectId}&selects=PROMPT_TOKEN_DETAILS`);
     expect(await foreign.json()).toEqual({ prompt_token_details: { raw: {} } });
     const bad = await svc.api(`/api/v2/threads/conv-d/stats?session_id=${projectId}&selects=PROMPT_TOKEN_DETAIL`);

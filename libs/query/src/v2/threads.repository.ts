@@ -71,11 +71,12 @@ export class ThreadsRepository {
     return rows[0] ?? {};
   }
 
-  /** The ids of one thread's matched root runs (its turns), at most `limit`. */
-  async threadRootIds(w: RunsWhere, threadId: string, limit: number): Promise<string[]> {
+  /** The ids of the matched root runs of one thread (its turns), or of every thread when `threadId` is absent; at most `limit`. */
+  async threadRootIds(w: RunsWhere, threadId: string | undefined, limit: number): Promise<string[]> {
+    const thread = threadId === undefined ? `${THREAD_ID_SQL} IS NOT NULL` : `${THREAD_ID_SQL} = {thread:String}`;
     const rows = await this.ch.query<{ id: string }>(
-      `SELECT id FROM runs FINAL WHERE ${w.where} AND ${THREAD_ID_SQL} = {thread:String} LIMIT {limit:UInt32}`,
-      { ...w.params, thread: threadId, limit },
+      `SELECT id FROM runs FINAL WHERE ${w.where} AND ${thread} LIMIT {limit:UInt32}`,
+      { ...w.params, ...(threadId === undefined ? {} : { thread: threadId }), limit },
       FINAL_SETTINGS,
     );
     return rows.map((r) => r.id);

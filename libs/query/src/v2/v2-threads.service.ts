@@ -120,9 +120,9 @@ export class V2ThreadsService {
    * The token and cost breakdowns summed per category over the thread's turns (the runs PROMPT_TOKENS sums), each as
    * `{raw}`. The breakdowns live in the runs' usage_metadata, read as the run reads answer them.
    */
-  private async usageDetailsOfThread(identity: Identity, sessionId: string, w: { where: string; params: Record<string, unknown> }, threadId: string) {
+  private async usageDetailsOfThread(identity: Identity, sessionId: string, w: { where: string; params: Record<string, unknown> }, threadId?: string) {
     const ids = await this.repo.threadRootIds(w, threadId, V2_UNPAGED_MAX_RUNS + 1);
-    if (ids.length > V2_UNPAGED_MAX_RUNS) throw badRequest(`The thread has more than ${V2_UNPAGED_MAX_RUNS} turns; the *_DETAILS selects sum at most that many`);
+    if (ids.length > V2_UNPAGED_MAX_RUNS) throw badRequest(`The threads have more than ${V2_UNPAGED_MAX_RUNS} turns; the *_DETAILS selects sum at most that many`);
     const sums: Record<DetailSelect, Record<string, number>> = { PROMPT_TOKEN_DETAILS: {}, COMPLETION_TOKEN_DETAILS: {}, PROMPT_COST_DETAILS: {}, COMPLETION_COST_DETAILS: {} };
     for (let i = 0; i < ids.length; i += DETAIL_PAGE) {
       const id = ids.slice(i, i + DETAIL_PAGE);
@@ -174,6 +174,9 @@ export class V2ThreadsService {
       MEDIAN_TOKENS: ['median_tokens', finite(s.median_tokens)],
       THREAD_FEEDBACK_STATS: ['thread_feedback_stats', q.select.includes('THREAD_FEEDBACK_STATS') ? ((await this.feedbackOfThreads(w)) ?? {}) : undefined],
     };
+    if (q.select.some((sel) => DETAIL_SELECTS.includes(sel as DetailSelect))) {
+      for (const [sel, v] of Object.entries(await this.usageDetailsOfThread(identity, q.project_id, w))) all[sel] = [sel.toLowerCase(), v];
+    }
     const out: Record<string, unknown> = {};
     for (const sel of q.select) {
       const hit = all[sel];
