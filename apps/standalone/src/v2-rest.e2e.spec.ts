@@ -185,4 +185,174 @@ describe('v2 REST: runs, traces, threads, sharing', () => {
     expect(res.status).toBe(422);
     expect(((await res.json()) as { detail: Json[] }).detail[0]).toEqual({ loc: ['body', 'ai_search'], msg: expect.stringMatching(/not supported/), type: expect.any(String) });
   });
+
+  it('experiment runs through the generated client: filters per experiment, sort by feedback, comparative feedback; bad inputs 422', async () => {
+    const client = new Langsmith({ apiKey: svc.apiKey, baseURL: svc.url });
+    const dataset = await post('/api/v1/datasets', { name: `v2-ds-${randomUUID()}` });
+    const dsId = String(dataset.id);
+    const exIds: string[] = [randomUUID(), randomUUID(), randomUUID()];
+    expect((await svc.api('/api/v1/examples/bulk', { method: 'POST', json: exIds.map((id, i) => ({ id, dataset_id: dsId, inputs: { q: i }, outputs: { a: i } })) })).status).toBe(200);
+    const exps = [
+      String((await post('/api/v1/sessions', { name: `exp-a-${randomUUID()}`, reference_dataset_id: dsId })).id),
+      String((await post('/api/v1/sessions', { name: `exp-b-${randomUUID()}`, reference_dataset_id: dsId })).id),
+    ];
+    // Experiment A: example i's run is named "a-i", scores 0.2 / 0.9 / none; run on example 1 has an error.
+    const runOf: Record<string, string> = {};
+    const runs: Json[] = [];
+    exps.forEach((session_id, e) =>
+      exIds.forEach((ex, i) => {
+        const id = randomUUID();
+        runOf[`${e}-${i}`] = id;
+        const start = at(10 + e * 5 + i);
+        runs.push({ id, name: `${'ab'[e]}-${i}`, run_type: 'chain', start_time: start, end_time: start, trace_id: id, dotted_order: seg(start, id), session_id, reference_example_id: ex, inputs: { q: i }, outputs: { a: i }, ...(e === 0 && i === 1 ? { error: 'boom' } : {}) });
+      }),
+    );
+    expect((await svc.api('/runs/batch', { method: 'POST', json: { post: runs } })).status).toBe(202);
+    for (const [run, score] of [[runOf['0-0'], 0.2], [runOf['0-1'], 0.9]] as const) expect((await svc.api('/feedback', { method: 'POST', json: { run_id: run, key: 'correctness', score } })).status).toBe(200);
+    const comparative = await post('/api/v1/datasets/comparative', { experiment_ids: exps, reference_dataset_id: dsId, name: 'a vs b' });
+    const cmpId = String(comparative.id);
+    expect((await svc.api('/feedback', { method: 'POST', json: { run_id: runOf['0-2'], key: 'preference', score: 1, comparative_experiment_id: cmpId } })).status).toBe(200);
+
+    const collect = async (body: Parameters<typeof client.datasets.experimentRuns.query>[1]) => {
+      const out: { id: string; runs: Json[] }[] = [];
+      for await (const ex of client.datasets.experimentRuns.query(dsId, { page_size: 1, ...body })) out.push({ id: String(ex.id), runs: (ex.runs ?? []) as unknown as Json[] });
+      return out;
+    };
+    // Wait until the runs and both feedback keys are queryable.
+    for (let i = 0; i < 100; i++) {
+      const sorted = await collect({ experiment_ids: [exps[0]], sort: { by: 'feedback.correctness' } });
+      if (sorted.length === 3 && sorted[0].id === exIds[1]) break;
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    // Unfiltered: every example (created together, so in no set order) with both experiments' runs, in the experiments' order.
+    const all = await collect({ experiment_ids: exps, selects: ['NAME'] });
+    expect(all.map((e) => e.id).sort()).toEqual([...exIds].sort());
+    expect(all.find((e) => e.id === exIds[0])?.runs).toEqual([{ id: runOf['0-0'], name: 'a-0' }, { id: runOf['1-0'], name: 'b-0' }]);
+    // Filters: only the examples whose run in experiment A matches every expression.
+    expect((await collect({ experiment_ids: exps, filters: { [exps[0]]: ['eq(status, "error")'] } })).map((e) => e.id)).toEqual([exIds[1]]);
+    expect((await collect({ experiment_ids: exps, filters: { [exps[0]]: ['neq(status, "error")', 'eq(name, "a-2")'] } })).map((e) => e.id)).toEqual([exIds[2]]);
+    expect(await collect({ experiment_ids: exps, filters: { [exps[0]]: ['eq(name, "b-0")'] } })).toEqual([]);
+    // Sort by feedback score, nulls last, both orders.
+    expect((await collect({ experiment_ids: [exps[0]], sort: { by: 'feedback.correctness', order: 'DESC' } })).map((e) => e.id)).toEqual([exIds[1], exIds[0], exIds[2]]);
+    expect((await collect({ experiment_ids: [exps[0]], sort: { by: 'correctness', order: 'asc' } })).map((e) => e.id)).toEqual([exIds[0], exIds[1], exIds[2]]);
+    // Comparative: FEEDBACK_STATS holds that comparative experiment's pairwise feedback only.
+    let cmp: { id: string; runs: Json[] }[] = [];
+    for (let i = 0; i < 50; i++) {
+      cmp = await collect({ experiment_ids: [exps[0]], comparative_experiment_id: cmpId, example_ids: [exIds[2], exIds[0]], selects: ['FEEDBACK_STATS'] });
+      if (cmp.find((e) => e.id === exIds[2])?.runs[0]?.feedback_stats) break;
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    expect(cmp.sort((a, b) => exIds.indexOf(a.id) - exIds.indexOf(b.id))).toEqual([
+      { id: exIds[0], runs: [{ id: runOf['0-0'], feedback_stats: null }] },
+      { id: exIds[2], runs: [{ id: runOf['0-2'], feedback_stats: { preference: expect.objectContaining({ n: 1, avg: 1 }) } }] },
+    ]);
+
+    const bad = async (json: Json, loc: (string | number)[], status = 422) => {
+      await expect(client.datasets.experimentRuns.query(dsId, json as never)).rejects.toMatchObject({ status });
+      const res = await svc.api(`/api/v2/datasets/${dsId}/experiment-runs`, { method: 'POST', json });
+      expect(res.status).toBe(status);
+      if (status === 422) expect(((await res.json()) as { detail: { loc: unknown }[] }).detail[0].loc).toEqual(loc);
+    };
+    await bad({ experiment_ids: exps, filters: { [randomUUID()]: ['eq(name, "x")'] } }, ['body', 'filters', expect.any(String)]);
+    await bad({ experiment_ids: exps, filters: { [exps[1]]: ['eq(name, "x")', 'eq('] } }, ['body', 'filters', exps[1], 1]);
+    await bad({ experiment_ids: exps, filters: { [exps[1]]: [] } }, ['body', 'filters', exps[1]]);
+    await bad({ experiment_ids: exps, sort: { by: 'correctness' } }, ['body', 'sort']);
+    await bad({ experiment_ids: [exps[0]], sort: { by: 'correctness', order: 'sideways' } }, ['body', 'sort', 'order']);
+    await bad({ experiment_ids: [exps[0]], sort: { order: 'ASC' } }, ['body', 'sort', 'by']);
+    await bad({ experiment_ids: [exps[0]], comparative_experiment_id: 'nope' }, ['body', 'comparative_experiment_id']);
+    await bad({ experiment_ids: [exps[0]], comparative_experiment_id: randomUUID() }, [], 404);
+    // Another workspace sees neither the dataset nor the comparative experiment.
+    expect((await asOther(`/api/v2/datasets/${dsId}/experiment-runs`, { method: 'POST', json: { experiment_ids: [exps[0]], comparative_experiment_id: cmpId } })).status).toBe(404);
+  });
+
+  it('include_subtree_usage: tokens summed over each run’s subtree, through the generated client, whatever the filters', async () => {
+    const client = new Langsmith({ apiKey: svc.apiKey, baseURL: svc.url });
+    // root → mid → (leaf1 5/1, leaf2 2/2); root → leaf3 1/0.
+    const [root, mid, leaf1, leaf2, leaf3] = [randomUUID(), randomUUID(), randomUUID(), randomUUID(), randomUUID()];
+    const d = (s: number, id: string) => seg(at(20 + s), id);
+    const usage = (input_tokens: number, output_tokens: number) => ({ usage_metadata: { input_tokens, output_tokens, total_tokens: input_tokens + output_tokens } });
+    const run = (id: string, parent: string | undefined, dotted: string, s: number, outputs: Json) => ({
+      id, name: id === root ? 'sub-root' : 'sub', run_type: 'llm', start_time: at(20 + s), end_time: at(20 + s + 0.5), trace_id: root, parent_run_id: parent,
+      dotted_order: dotted, session_id: projectId, inputs: {}, outputs,
+    });
+    const dr = d(0, root);
+    const dm = `${dr}.${d(0.1, mid)}`;
+    const post = [
+      run(root, undefined, dr, 0, {}),
+      run(mid, root, dm, 0.1, {}),
+      run(leaf1, mid, `${dm}.${d(0.2, leaf1)}`, 0.2, usage(5, 1)),
+      run(leaf2, mid, `${dm}.${d(0.3, leaf2)}`, 0.3, usage(2, 2)),
+      run(leaf3, root, `${dr}.${d(0.4, leaf3)}`, 0.4, usage(1, 0)),
+    ];
+    expect((await svc.api('/runs/batch', { method: 'POST', json: { post } })).status).toBe(202);
+    const selects = ['PROMPT_TOKENS', 'COMPLETION_TOKENS', 'TOTAL_TOKENS'] as const;
+    const tokens = async (ids: string[], extra: Json = {}) => {
+      const page = await client.runs.query({ project_ids: [projectId], ids, selects: [...selects], include_subtree_usage: true, ...extra });
+      return Object.fromEntries(page.items.map((r) => [String(r.id), [r.prompt_tokens, r.completion_tokens, r.total_tokens]]));
+    };
+    let got: Record<string, unknown> = {};
+    for (let i = 0; i < 50; i++) {
+      got = await tokens([root, mid, leaf1, leaf2, leaf3]);
+      if (Object.keys(got).length === 5) break;
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    expect(got).toEqual({ [root]: [8, 3, 11], [mid]: [7, 3, 10], [leaf1]: [5, 1, 6], [leaf2]: [2, 2, 4], [leaf3]: [1, 0, 1] });
+    // Descendants count even when the query's filters leave them out; without the flag a run keeps its own figures.
+    expect(await tokens([root, mid], { filter: 'eq(name, "sub-root")' })).toEqual({ [root]: [8, 3, 11] });
+    expect(await tokens([mid], { is_root: false, min_start_time: at(20.15) })).toEqual({});
+    expect(await tokens([mid], { is_root: false, min_start_time: at(20.05) })).toEqual({ [mid]: [7, 3, 10] });
+    const plain = await client.runs.query({ project_ids: [projectId], ids: [root], selects: [...selects] });
+    expect(plain.items).toEqual([{ id: root, prompt_tokens: 0, completion_tokens: 0, total_tokens: 0 }]);
+    // The earlier trace: its root gains its llm child's 7/3; another workspace sees nothing.
+    expect(await tokens([roots[0]])).toEqual({ [roots[0]]: [7, 3, 10] });
+    const foreign = await asOther('/api/v2/runs/query', { method: 'POST', json: { project_ids: [projectId], include_subtree_usage: true, selects: ['TOTAL_TOKENS'] } });
+    expect(await foreign.json()).toEqual({ items: [], next_cursor: '' });
+
+    await expect(client.runs.query({ project_ids: [projectId], include_subtree_usage: 'yes' as unknown as boolean })).rejects.toMatchObject({ status: 422 });
+    const res = await svc.api('/api/v2/runs/query', { method: 'POST', json: { project_ids: [projectId], include_subtree_usage: 1 } });
+    expect(res.status).toBe(422);
+    expect(((await res.json()) as { detail: { loc: unknown }[] }).detail[0].loc).toEqual(['body', 'include_subtree_usage']);
+  });
+
+  it('thread stats *_DETAILS: the turns’ usage breakdowns summed per category, through the generated client', async () => {
+    const client = new Langsmith({ apiKey: svc.apiKey, baseURL: svc.url });
+    const usage = [
+      { input_tokens: 10, output_tokens: 4, total_tokens: 14, input_token_details: { cache_read: 3, audio: 1 }, output_token_details: { reasoning: 2 }, input_cost_details: { cache_read: 0.5 } },
+      { input_tokens: 5, output_tokens: 1, total_tokens: 6, input_token_details: { cache_read: 2 }, output_cost_details: { reasoning: 0.25 } },
+    ];
+    const post = usage.map((usage_metadata, i) => {
+      const id = randomUUID();
+      return { id, name: `turn-${i}`, run_type: 'llm', start_time: at(30 + i), end_time: at(30 + i + 0.5), trace_id: id, dotted_order: seg(at(30 + i), id), session_id: projectId, inputs: {}, outputs: { usage_metadata }, extra: { metadata: { thread_id: 'conv-d' } } };
+    });
+    expect((await svc.api('/runs/batch', { method: 'POST', json: { post } })).status).toBe(202);
+    const selects = ['TURNS', 'PROMPT_TOKENS', 'PROMPT_TOKEN_DETAILS', 'COMPLETION_TOKEN_DETAILS', 'PROMPT_COST_DETAILS', 'COMPLETION_COST_DETAILS'] as const;
+    let stats: Json = {};
+    for (let i = 0; i < 50; i++) {
+      stats = (await client.threads.stats('conv-d', { session_id: projectId, selects: [...selects] })) as unknown as Json;
+      if (stats.turns === 2) break;
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    expect(stats).toEqual({
+      turns: 2,
+      prompt_tokens: 15,
+      prompt_token_details: { raw: { cache_read: 5, audio: 1 } },
+      completion_token_details: { raw: { reasoning: 2 } },
+      prompt_cost_details: { raw: { cache_read: 0.5 } },
+      completion_cost_details: { raw: { reasoning: 0.25 } },
+    });
+    // A filter narrows the turns summed; an unknown thread and another workspace sum nothing.
+    expect(await client.threads.stats('conv-d', { session_id: projectId, selects: ['PROMPT_TOKEN_DETAILS'], filter: 'eq(name, "turn-1")' })).toEqual({ prompt_token_details: { raw: { cache_read: 2 } } });
+    expect(await client.threads.stats('conv-none', { session_id: projectId, selects: ['COMPLETION_COST_DETAILS'] })).toEqual({ completion_cost_details: { raw: {} } });
+    // The project's aggregate sums every thread's turns (conv-a and conv-b have no breakdowns).
+    expect(await client.threads.aggregateStats({ project_id: projectId, select: ['THREAD_COUNT', 'PROMPT_TOKEN_DETAILS', 'COMPLETION_COST_DETAILS'] })).toEqual({
+      thread_count: 3,
+      prompt_token_details: { raw: { cache_read: 5, audio: 1 } },
+      completion_cost_details: { raw: { reasoning: 0.25 } },
+    });
+    const foreign = await asOther(`/api/v2/threads/conv-d/stats?session_id=${projectId}&selects=PROMPT_TOKEN_DETAILS`);
+    expect(await foreign.json()).toEqual({ prompt_token_details: { raw: {} } });
+    const bad = await svc.api(`/api/v2/threads/conv-d/stats?session_id=${projectId}&selects=PROMPT_TOKEN_DETAIL`);
+    expect(bad.status).toBe(422);
+    expect(((await bad.json()) as { detail: { loc: unknown }[] }).detail[0].loc).toEqual(['query', 'selects']);
+  });
 });

@@ -250,16 +250,31 @@ export const publicRunQuerySchema = z.object({ id: z.array(uuid).max(1000).nulli
 export const v2CursorPageQuerySchema = z.object({ page_size: pageSize(100).default(20), cursor: cursor.optional() });
 
 /** POST /api/v2/datasets/{dataset_id}/experiment-runs. */
-export const v2ExperimentRunQuerySchema = z.object({
-  experiment_ids: z.array(uuid).min(1).max(50),
-  example_ids: z.array(uuid).max(1000).optional(),
-  selects: z.array(v2RunSelect).max(100).optional(),
-  comparative_experiment_id: uuid.optional(),
-  filters: z.record(z.string(), z.array(z.string())).optional(),
-  sort: z.object({ by: z.string().optional(), order: z.string().optional() }).optional(),
-  page_size: pageSize(100).default(20),
-  cursor: cursor.optional(),
-});
+export const v2ExperimentRunQuerySchema = z
+  .object({
+    experiment_ids: z.array(uuid).min(1).max(50),
+    example_ids: z.array(uuid).max(1000).optional(),
+    selects: z.array(v2RunSelect).max(100).optional(),
+    /** Pairwise feedback of this comparative experiment becomes the runs' feedback_stats. */
+    comparative_experiment_id: uuid.optional(),
+    /** Per experiment, filter expressions its root run on an example must all match for the example to be listed. */
+    filters: z.record(z.string(), z.array(filterExpr).min(1).max(20)).optional(),
+    /** Examples ordered by their run's mean score of one feedback key (one experiment only). */
+    sort: z
+      .object({
+        by: z.string().min(1).max(200).transform((b) => b.replace(/^feedback\./, '')).pipe(z.string().min(1)),
+        order: z.string().transform((o) => o.toUpperCase()).pipe(z.enum(['ASC', 'DESC'])).default('DESC'),
+      })
+      .optional(),
+    page_size: pageSize(100).default(20),
+    cursor: cursor.optional(),
+  })
+  .superRefine((q, ctx) => {
+    for (const key of Object.keys(q.filters ?? {})) {
+      if (!q.experiment_ids.includes(key)) ctx.addIssue({ code: 'custom', path: ['filters', key], message: 'filters are keyed by one of experiment_ids' });
+    }
+    if (q.sort && q.experiment_ids.length !== 1) ctx.addIssue({ code: 'custom', path: ['sort'], message: 'sort by feedback needs exactly one experiment in experiment_ids' });
+  });
 export type V2ExperimentRunQuery = z.infer<typeof v2ExperimentRunQuerySchema>;
 
 /** A v2 page: the items and the cursor of the next page ('' on the last, as the generated clients stop on). */

@@ -40,6 +40,11 @@ export class ComparativeExperimentsRepository {
     );
   }
 
+  async findById(tenantId: string, id: string): Promise<ComparativeExperimentRow | null> {
+    const rows: ComparativeExperimentRow[] = await this.ds.query(`SELECT ${COLUMNS} FROM "datasets"."comparative_experiments" WHERE "tenant_id" = $1 AND "id" = $2`, [tenantId, id]);
+    return rows[0] ?? null;
+  }
+
   async delete(tenantId: string, id: string): Promise<boolean> {
     const [, affected] = (await this.ds.query(`DELETE FROM "datasets"."comparative_experiments" WHERE "tenant_id" = $1 AND "id" = $2`, [tenantId, id])) as [unknown, number];
     return affected > 0;

@@ -41,11 +41,11 @@ export class V2DatasetsController {
     const { dataset_id } = parseOrThrow(compareDatasetParamSchema, params, ['path']);
     const q = parseOrThrow(v2ExperimentRunQuerySchema, body ?? {}, ['body']);
     const offset = decodeOffsetCursor(q.cursor, ['body', 'cursor']);
-    const res = await this.comparison.compare(identity, dataset_id, { session_ids: q.experiment_ids, example_ids: q.example_ids, offset, limit: q.page_size + 1 });
-    const page = res.examples.slice(0, q.page_size);
+    const examples = await this.comparison.experimentRuns(identity, dataset_id, q, offset, q.page_size + 1);
+    const page = examples.slice(0, q.page_size);
     return {
       items: page.map(({ runs, split: _split, ...example }) => ({ ...example, runs: runs.map((r) => toV2Run(r, q.selects)) })),
-      next_cursor: res.examples.length > q.page_size ? encodePageCursor({ o: offset + q.page_size }) : '',
+      next_cursor: examples.length > q.page_size ? encodePageCursor({ o: offset + q.page_size }) : '',
     };
   }
 }

@@ -71,6 +71,17 @@ export class ThreadsRepository {
     return rows[0] ?? {};
   }
 
+  /** The ids of the matched root runs of one thread (its turns), or of every thread when `threadId` is absent; at most `limit`. */
+  async threadRootIds(w: RunsWhere, threadId: string | undefined, limit: number): Promise<string[]> {
+    const thread = threadId === undefined ? `${THREAD_ID_SQL} IS NOT NULL` : `${THREAD_ID_SQL} = {thread:String}`;
+    const rows = await this.ch.query<{ id: string }>(
+      `SELECT id FROM runs FINAL WHERE ${w.where} AND ${thread} LIMIT {limit:UInt32}`,
+      { ...w.params, ...(threadId === undefined ? {} : { thread: threadId }), limit },
+      FINAL_SETTINGS,
+    );
+    return rows.map((r) => r.id);
+  }
+
   /** Aggregates over the threads of the matched root runs (sums as s_*: an alias must not shadow a column another aggregate reads). */
   async threadsAggregate(w: RunsWhere): Promise<Record<string, unknown>> {
     const rows = await this.ch.query<Record<string, unknown>>(
@@ -103,4 +114,50 @@ export class ThreadsRepository {
     );
     return new Map(rows.map((r) => [r.trace_id, { total_tokens: Number(r.total_tokens), total_cost: r.total_cost, first_token_time: r.first_token_time }]));
   }
+
+  /**
+   * Usage summed over each run's subtree (the run and every run of its trace under its dotted_order), keyed by
+   * dotted_order: each run counts once for each of its ancestors' prefixes, so one grouped scan answers them all.
+   */
+  async subtreeUsage(w: RunsWhere, traceIds: string[], dottedOrders: string[]): Promise<Map<string, SubtreeUsage>> {
+    if (dottedOrders.length === 0) return new Map();
+    const rows = await this.ch.query<SubtreeUsage & { prefix: string }>(
+      `SELECT prefix, count() AS runs, sum(prompt_tokens) AS prompt_tokens, sum(completion_tokens) AS completion_tokens, sum(total_tokens) AS total_tokens,
+              sumOrNull(prompt_cost) AS prompt_cost, sumOrNull(completion_cost) AS completion_cost, sumOrNull(total_cost) AS total_cost,
+              min(first_token_time) AS first_token_time
+       FROM runs FINAL
+       ARRAY JOIN arrayMap(i -> arrayStringConcat(arraySlice(splitByChar('.', dotted_order), 1, i), '.'), range(1, length(splitByChar('.', dotted_order)) + 1)) AS prefix
+       WHERE ${w.where} AND trace_id IN {sub_traces:Array(UUID)} AND prefix IN {sub_prefixes:Array(String)}
+       GROUP BY prefix`,
+      { ...w.params, sub_traces: [...new Set(traceIds)], sub_prefixes: dottedOrders },
+      FINAL_SETTINGS,
+    );
+    return new Map(
+      rows.map((r) => [
+        r.prefix,
+        {
+          runs: Number(r.runs),
+          prompt_tokens: Number(r.prompt_tokens),
+          completion_tokens: Number(r.completion_tokens),
+          total_tokens: Number(r.total_tokens),
+          prompt_cost: r.prompt_cost,
+          completion_cost: r.completion_cost,
+          total_cost: r.total_cost,
+          first_token_time: r.first_token_time,
+        },
+      ]),
+    );
+  }
+}
+
+/** A run's subtree totals; `runs` counts the run itself, so 1 means no descendant was observed. */
+export interface SubtreeUsage {
+  runs: number;
+  prompt_tokens: number;
+  completion_tokens: number;
+  total_tokens: number;
+  prompt_cost: number | null;
+  completion_cost: number | null;
+  total_cost: number | null;
+  first_token_time: string | null;
 }

@@ -29,6 +29,9 @@ export interface V2Page<T> {
   next_cursor: string;
 }
 
+/** What include_subtree_usage reads of each run of the page to find its subtree. */
+const SUBTREE_KEYS = ['session_id', 'trace_id', 'dotted_order'] as const;
+
 const defaultMin = () => new Date(Date.now() - V2_DEFAULT_WINDOW_MS).toISOString();
 
 /** The v2 runs, traces and sessions reads: the classic reads (RunsService) answered in the generated clients' shapes. */
@@ -63,12 +66,35 @@ export class V2RunsService {
         // With a dataset the window starts at its experiments (the published API derives it the same way).
         start_time: q.min_start_time ?? (q.reference_dataset_id ? undefined : defaultMin()),
         end_time: q.max_start_time,
-        select: v2RecordFields(q.selects),
+        select: q.include_subtree_usage ? [...new Set([...v2RecordFields(q.selects), ...SUBTREE_KEYS])] : v2RecordFields(q.selects),
         limit: q.page_size,
         cursor: q.cursor,
       }),
     );
-    return { items: await this.present(identity, res.runs, q.selects), next_cursor: res.cursors.next ?? '' };
+    const runs = q.include_subtree_usage ? await this.withSubtreeUsage(identity, res.runs) : res.runs;
+    return { items: await this.present(identity, runs, q.selects), next_cursor: res.cursors.next ?? '' };
+  }
+
+  /**
+   * include_subtree_usage: tokens and costs summed over each run's subtree and its earliest first token, from every
+   * descendant whatever the query's filters and window; a run with no descendant keeps its own values.
+   */
+  private async withSubtreeUsage(identity: Identity, runs: Partial<RunRecord>[]): Promise<Partial<RunRecord>[]> {
+    if (runs.length === 0) return runs;
+    const sessions = [...new Set(runs.map((r) => String(r.session_id)))];
+    const usage = await this.threads.subtreeUsage(
+      this.runs.matchWhere(identity, { session: sessions }),
+      runs.map((r) => String(r.trace_id)),
+      runs.map((r) => String(r.dotted_order)),
+    );
+    return runs.map((r) => {
+      const u = usage.get(String(r.dotted_order));
+      if (!u || u.runs <= 1) return r;
+      const { runs: _runs, ...sums } = u;
+      const own = r.first_token_time ?? null;
+      const first = own === null || (sums.first_token_time !== null && Date.parse(sums.first_token_time) < Date.parse(own)) ? sums.first_token_time : own;
+      return { ...r, ...sums, first_token_time: first };
+    });
   }
 
   async get(identity: Identity, runId: string, projectId: string, selects: string[] | undefined): Promise<V2Run> {

@@ -10,11 +10,11 @@ import {
   type V2ThreadsAggregateStats,
   type V2ThreadTracesQuery,
 } from '@th/contracts';
-import { decodePageCursor, encodePageCursor } from '@th/platform';
+import { badRequest, decodePageCursor, encodePageCursor } from '@th/platform';
 import { FeedbackStatsRepository } from '../runs/feedback-stats.repository';
 import { RunsService } from '../runs/runs.service';
 import { ThreadsRepository, type ThreadRow } from './threads.repository';
-import { V2_DEFAULT_WINDOW_MS, type V2Page } from './v2-runs.service';
+import { V2_DEFAULT_WINDOW_MS, V2_UNPAGED_MAX_RUNS, type V2Page } from './v2-runs.service';
 
 /** The run filter naming one thread (the key quoted as a JSON string, which the filter language reads). */
 export const threadFilter = (threadId: string, also?: string): string => {
@@ -22,6 +22,10 @@ export const threadFilter = (threadId: string, also?: string): string => {
   return also ? `and(${own}, ${also})` : own;
 };
 
+const DETAIL_SELECTS = ['PROMPT_TOKEN_DETAILS', 'COMPLETION_TOKEN_DETAILS', 'PROMPT_COST_DETAILS', 'COMPLETION_COST_DETAILS'] as const;
+type DetailSelect = (typeof DETAIL_SELECTS)[number];
+/** Turns read per run query when summing the breakdowns. */
+const DETAIL_PAGE = 100;
 const finite = (v: unknown): number | undefined => (typeof v === 'number' && Number.isFinite(v) ? v : undefined);
 const text = (v: unknown): string | undefined => (typeof v === 'string' && v !== '' ? v : undefined);
 
@@ -104,11 +108,32 @@ export class V2ThreadsService {
       COMPLETION_COST: finite(s.completion_cost),
       TOTAL_COST: finite(s.total_cost),
       FEEDBACK_STATS: q.selects.includes('FEEDBACK_STATS') ? ((await this.feedbackOfThreads(w, threadId)) ?? {}) : undefined,
+      ...(q.selects.some((sel) => DETAIL_SELECTS.includes(sel as DetailSelect)) ? await this.usageDetailsOfThread(identity, q.session_id, w, threadId) : {}),
     };
     const keys: Record<string, string> = { LATENCY_P50: 'latency_p50_seconds', LATENCY_P99: 'latency_p99_seconds' };
     const out: Record<string, unknown> = {};
     for (const sel of q.selects) if (all[sel] !== undefined) out[keys[sel] ?? sel.toLowerCase()] = all[sel];
     return out;
+  }
+
+  /**
+   * The token and cost breakdowns summed per category over the thread's turns (the runs PROMPT_TOKENS sums), each as
+   * `{raw}`. The breakdowns live in the runs' usage_metadata, read as the run reads answer them.
+   */
+  private async usageDetailsOfThread(identity: Identity, sessionId: string, w: { where: string; params: Record<string, unknown> }, threadId?: string) {
+    const ids = await this.repo.threadRootIds(w, threadId, V2_UNPAGED_MAX_RUNS + 1);
+    if (ids.length > V2_UNPAGED_MAX_RUNS) throw badRequest(`The threads have more than ${V2_UNPAGED_MAX_RUNS} turns; the *_DETAILS selects sum at most that many`);
+    const sums: Record<DetailSelect, Record<string, number>> = { PROMPT_TOKEN_DETAILS: {}, COMPLETION_TOKEN_DETAILS: {}, PROMPT_COST_DETAILS: {}, COMPLETION_COST_DETAILS: {} };
+    for (let i = 0; i < ids.length; i += DETAIL_PAGE) {
+      const id = ids.slice(i, i + DETAIL_PAGE);
+      const res = await this.runs.query(identity, runQuerySchema.parse({ session: [sessionId], id, select: ['id', 'outputs', 'extra'], limit: id.length }));
+      for (const r of res.runs as Record<string, unknown>[]) {
+        for (const sel of DETAIL_SELECTS) {
+          for (const [k, n] of Object.entries((r[sel.toLowerCase()] as Record<string, number> | null | undefined) ?? {})) sums[sel][k] = (sums[sel][k] ?? 0) + n;
+        }
+      }
+    }
+    return Object.fromEntries(DETAIL_SELECTS.map((sel) => [sel, { raw: sums[sel] }]));
   }
 
   /** The project's root runs a threads query or aggregate covers (its filters, and a default window). */
@@ -149,6 +174,9 @@ export class V2ThreadsService {
       MEDIAN_TOKENS: ['median_tokens', finite(s.median_tokens)],
       THREAD_FEEDBACK_STATS: ['thread_feedback_stats', q.select.includes('THREAD_FEEDBACK_STATS') ? ((await this.feedbackOfThreads(w)) ?? {}) : undefined],
     };
+    if (q.select.some((sel) => DETAIL_SELECTS.includes(sel as DetailSelect))) {
+      for (const [sel, v] of Object.entries(await this.usageDetailsOfThread(identity, q.project_id, w))) all[sel] = [sel.toLowerCase(), v];
+    }
     const out: Record<string, unknown> = {};
     for (const sel of q.select) {
       const hit = all[sel];
