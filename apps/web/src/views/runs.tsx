@@ -99,22 +99,7 @@ export function RunsView({ tenant, project }: { tenant: string; project: string 
   const select = [...new Set<RunField>(['id', 'name', 'trace_id', ...columns.flatMap(([, c]) => c.select)])];
   const startTime = rangeStart(range);
 
-  const info = useQuery({ queryKey: ['project', tenant, project, 'stats'], queryFn: ({ signal }) => api<Project>(`/sessions/${project}?include_stats=true`, { tenant, signal }) });
-  const sample = useQuery({
-    queryKey: ['runs-sample', tenant, project],
-    queryFn: ({ signal }) => api<RunPage>('/runs/query', { tenant, signal, json: { session: [project], limit: SAMPLE, select: ['name', 'tags', 'extra'] } }),
-    staleTime: 60_000,
-  });
-  const known: KnownValues = useMemo(() => {
-    const rows = sample.data?.runs ?? [];
-    const uniq = (xs: string[]) => [...new Set(xs)].sort();
-    return {
-      names: uniq(rows.map((r) => r.name ?? '').filter(Boolean)),
-      tags: uniq(rows.flatMap((r) => r.tags ?? [])),
-      metadataKeys: uniq(rows.flatMap((r) => Object.keys(metadataOf(r)))),
-      feedbackKeys: uniq(Object.keys((info.data?.feedback_stats as Record<string, unknown> | null | undefined) ?? {})),
-    };
-  }, [sample.data, info.data]);
+  const info = useQuery({ queryKey: ['project', tenant, project], queryFn: ({ signal }) => api<Project>(`/sessions/${project}`, { tenant, signal }) });
 
   const runs = useInfiniteQuery({
     queryKey: ['runs', tenant, project, filter, allRuns, order, startTime, select.join(',')],
@@ -130,6 +115,30 @@ export function RunsView({ tenant, project }: { tenant: string; project: string 
     refetchInterval: live ? LIVE_MS : false,
     retry: (n, err) => !(err instanceof ApiError && err.status === 422) && n < 2,
   });
+  // Completion's known values cost a read over the whole project (its feedback stats) and a sample:
+  // they are fetched once the first page is there, so they never compete with it.
+  const firstPageIn = runs.isSuccess || runs.isError;
+  const stats = useQuery({
+    queryKey: ['project', tenant, project, 'stats'],
+    queryFn: ({ signal }) => api<Project>(`/sessions/${project}?include_stats=true`, { tenant, signal }),
+    enabled: firstPageIn,
+  });
+  const sample = useQuery({
+    queryKey: ['runs-sample', tenant, project],
+    queryFn: ({ signal }) => api<RunPage>('/runs/query', { tenant, signal, json: { session: [project], limit: SAMPLE, select: ['name', 'tags', 'extra'] } }),
+    staleTime: 60_000,
+    enabled: firstPageIn,
+  });
+  const known: KnownValues = useMemo(() => {
+    const rows = sample.data?.runs ?? [];
+    const uniq = (xs: string[]) => [...new Set(xs)].sort();
+    return {
+      names: uniq(rows.map((r) => r.name ?? '').filter(Boolean)),
+      tags: uniq(rows.flatMap((r) => r.tags ?? [])),
+      metadataKeys: uniq(rows.flatMap((r) => Object.keys(metadataOf(r)))),
+      feedbackKeys: uniq(Object.keys((stats.data?.feedback_stats as Record<string, unknown> | null | undefined) ?? {})),
+    };
+  }, [sample.data, stats.data]);
   const rows = runs.data?.pages.flatMap((p) => p.runs) ?? [];
   const parseError = filterError(runs.error);
 

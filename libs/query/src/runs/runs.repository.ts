@@ -158,12 +158,33 @@ export class RunsRepository {
         ? [...conditions, { sql: `(start_time, id) ${order === 'asc' ? '>' : '<'} ({after_t:DateTime64(6, 'UTC')}, {after_id:UUID})`, params: { after_t: after.t, after_id: after.id } }]
         : conditions;
       const { where, params } = this.where(scope, page);
-      const candidates = await this.ch.query<{ id: string; version: number | string; t: string; s: string }>(
+      // Exactly the sorting key's order (the project's key prefix is fixed by the WHERE), so the engine
+      // reads the newest granules of each part and stops at the limit; ordering or limiting by version
+      // as well made it read and sort the whole project. A run's versions share its key, so they are
+      // adjacent here and its newest version in the window is kept.
+      const window = await this.ch.query<{ id: string; version: number | string; t: string; s: string }>(
         `SELECT id, version, toString(start_time) AS t, session_id AS s FROM runs WHERE ${where} AND is_deleted = 0
-         ORDER BY start_time ${dir}, id ${dir}, version DESC LIMIT 1 BY id LIMIT {want:UInt32}`,
+         ORDER BY start_time ${dir}, id ${dir} LIMIT {want:UInt32}`,
         { ...params, want },
       );
-      if (candidates.length === 0) break;
+      if (window.length === 0) break;
+      const candidates: typeof window = [];
+      for (const r of window) {
+        const prev = candidates[candidates.length - 1];
+        if (prev && prev.id === r.id) {
+          if (Number(r.version) > Number(prev.version)) Object.assign(prev, { version: r.version, s: r.s });
+        } else candidates.push({ ...r });
+      }
+      if (window.length === want) {
+        // The window may end inside the last run's versions: its newest matching version, by primary key.
+        const tail = candidates[candidates.length - 1];
+        const [top] = await this.ch.query<{ v: number | string; s: string }>(
+          `SELECT max(version) AS v, argMax(session_id, version) AS s FROM runs WHERE ${where} AND is_deleted = 0
+             AND start_time = {tail_t:DateTime64(6, 'UTC')} AND id = {tail_id:UUID}`,
+          { ...params, tail_t: tail.t, tail_id: tail.id },
+        );
+        if (top && Number(top.v) > Number(tail.version)) Object.assign(tail, { version: top.v, s: top.s });
+      }
       const newest = new Map<string, number>();
       for (const chunk of chunks(candidates, IDS_PER_STATEMENT)) {
         const byIds = byIdsCondition('ids', chunk.map((c) => c.id));
@@ -180,7 +201,7 @@ export class RunsRepository {
         }
         if (valid.length >= limit) break;
       }
-      if (candidates.length < want) break;
+      if (window.length < want) break;
       const last = candidates[candidates.length - 1];
       after = { t: last.t, id: last.id };
       want *= 2;
