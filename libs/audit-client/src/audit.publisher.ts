@@ -1,11 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import { TOPICS, type AuditOperation, type AuditRecord, type Identity } from '@th/contracts';
 import { EventBus } from '@th/bus';
-import { auditRequestContext, currentTrackedOperation } from './audit-context';
+import { auditRequestContext } from './audit-context';
 
 export interface AuditInput {
-  /** Default: the tracked operation of the route being served (its entry in the route table). */
-  operation?: AuditOperation;
+  operation: AuditOperation;
   identity: Identity | null;
   /** The affected resources; ids are UUIDs. */
   resources: { type: string; id: string }[];
@@ -33,7 +32,7 @@ export class AuditPublisher {
     return {
       id: randomUUID(),
       time: new Date().toISOString(),
-      operation: input.operation ?? currentTrackedOperation(),
+      operation: input.operation,
       status: input.status ?? 'Success',
       organization_id: input.organization_id !== undefined ? input.organization_id : (id?.organization_id ?? null),
       workspace_id: input.workspace_id !== undefined ? input.workspace_id : (id?.tenant_id ?? null),

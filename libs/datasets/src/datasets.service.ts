@@ -37,7 +37,7 @@ export class DatasetsService {
   create(identity: Identity, body: DatasetCreate, opts: { createdByUpload?: boolean; manager?: EntityManager } = {}): Promise<Dataset> {
     if (opts.manager) return this.applyCreate(identity, body, opts.createdByUpload ?? false, opts.manager);
     return this.audit.track(
-      { identity, resources: body.id ? [{ type: 'dataset', id: body.id }] : [] },
+      { operation: 'create_dataset', identity, resources: body.id ? [{ type: 'dataset', id: body.id }] : [] },
       () => this.store.inTx(undefined, (m) => this.applyCreate(identity, body, opts.createdByUpload ?? false, m)),
       (d) => [{ type: 'dataset', id: d.id }],
     );
@@ -108,7 +108,7 @@ export class DatasetsService {
 
   /** Tracked: update_dataset. A new schema must hold for every current example (422 naming the first ones that break it). */
   update(identity: Identity, id: string, body: DatasetUpdate): Promise<Dataset> {
-    return this.audit.track({ identity, resources: [{ type: 'dataset', id }] }, () =>
+    return this.audit.track({ operation: 'update_dataset', identity, resources: [{ type: 'dataset', id }] }, () =>
       this.store.inTx(undefined, async (m) => {
         const locked = (await m.query(`SELECT id FROM "datasets"."datasets" WHERE id = $1 AND tenant_id = $2 FOR UPDATE`, [id, identity.tenant_id])) as unknown[];
         if (locked.length === 0) throw notFound(`Dataset ${id}`);
@@ -154,7 +154,7 @@ export class DatasetsService {
 
   /** Tracked: delete_dataset. Its examples and versions go with it; experiments that referenced it stay. */
   delete(identity: Identity, id: string): Promise<void> {
-    return this.audit.track({ identity, resources: [{ type: 'dataset', id }] }, async () => {
+    return this.audit.track({ operation: 'delete_dataset', identity, resources: [{ type: 'dataset', id }] }, async () => {
       const [rows] = (await this.store.ds.query(`DELETE FROM "datasets"."datasets" WHERE id = $1 AND tenant_id = $2 RETURNING id`, [id, identity.tenant_id])) as [unknown[], number];
       if (rows.length === 0) throw notFound(`Dataset ${id}`);
     });
@@ -163,7 +163,7 @@ export class DatasetsService {
   /** Tracked: delete_datasets. All or nothing: 404 (and nothing deleted) when one of them is not in the workspace. */
   deleteMany(identity: Identity, ids: string[]): Promise<void> {
     const unique = [...new Set(ids)];
-    return this.audit.track({ identity, resources: unique.map((id) => ({ type: 'dataset', id })) }, () =>
+    return this.audit.track({ operation: 'delete_datasets', identity, resources: unique.map((id) => ({ type: 'dataset', id })) }, () =>
       this.store.inTx(undefined, async (m) => {
         const [rows] = (await m.query(`DELETE FROM "datasets"."datasets" WHERE id = ANY($1::uuid[]) AND tenant_id = $2 RETURNING id`, [unique, identity.tenant_id])) as [{ id: string }[], number];
         if (rows.length !== unique.length) {
@@ -197,7 +197,7 @@ export class DatasetsService {
 
   /** Tracked: update_dataset_version. Puts `tag` on the version current at `as_of` (moving it if another version had it). */
   updateTag(identity: Identity, id: string, body: { as_of: string; tag: string }): Promise<DatasetVersion> {
-    return this.audit.track({ identity, resources: [{ type: 'dataset', id }] }, () =>
+    return this.audit.track({ operation: 'update_dataset_version', identity, resources: [{ type: 'dataset', id }] }, () =>
       this.store.inTx(undefined, async (m) => {
         if (body.tag === 'latest') throw new ValidationFailed([{ loc: ['body', 'tag'], msg: '"latest" is reserved', type: 'value_error' }]);
         const d = await this.store.getDataset(m, identity.tenant_id, id);
@@ -216,7 +216,7 @@ export class DatasetsService {
 
   /** Tracked: share_dataset. Idempotent: a shared dataset keeps its token. */
   share(identity: Identity, id: string): Promise<DatasetShare> {
-    return this.audit.track({ identity, resources: [{ type: 'dataset', id }] }, async () => {
+    return this.audit.track({ operation: 'share_dataset', identity, resources: [{ type: 'dataset', id }] }, async () => {
       const rows = (await this.store.ds.query(
         `UPDATE "datasets"."datasets" SET share_token = coalesce(share_token, $3::uuid) WHERE id = $1 AND tenant_id = $2 RETURNING share_token`,
         [id, identity.tenant_id, randomUUID()],
@@ -229,7 +229,7 @@ export class DatasetsService {
 
   /** Tracked: unshare_dataset. The token stops working at once; sharing again makes a new one. */
   unshare(identity: Identity, id: string): Promise<void> {
-    return this.audit.track({ identity, resources: [{ type: 'dataset', id }] }, async () => {
+    return this.audit.track({ operation: 'unshare_dataset', identity, resources: [{ type: 'dataset', id }] }, async () => {
       const rows = (await this.store.ds.query(`UPDATE "datasets"."datasets" SET share_token = NULL WHERE id = $1 AND tenant_id = $2 RETURNING id`, [id, identity.tenant_id])) as [
         unknown[],
         number,

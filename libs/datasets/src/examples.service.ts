@@ -46,7 +46,7 @@ export class ExamplesService {
   /** Tracked: create_example. */
   createOne(identity: Identity, datasetId: string, body: ExampleCreate): Promise<Example> {
     return this.audit.track(
-      { identity, resources: [{ type: 'dataset', id: datasetId }] },
+      { operation: 'create_example', identity, resources: [{ type: 'dataset', id: datasetId }] },
       async () => (await this.store.inTx(undefined, (m) => this.applyCreate(m, identity, datasetId, [body], () => ['body'])))[0],
       (e) => [{ type: 'dataset', id: datasetId }, { type: 'example', id: e.id }],
     );
@@ -65,7 +65,7 @@ export class ExamplesService {
       : undefined;
     if (opts.manager) return this.applyCreate(opts.manager, identity, datasetId, examples, locOf, attachmentsAt);
     return this.audit.track(
-      { identity, resources: [{ type: 'dataset', id: datasetId }] },
+      { operation: 'create_examples', identity, resources: [{ type: 'dataset', id: datasetId }] },
       () => this.store.inTx(undefined, (m) => this.applyCreate(m, identity, datasetId, examples, locOf, attachmentsAt)),
       (created) => [{ type: 'dataset', id: datasetId }, ...created.map((e) => ({ type: 'example', id: e.id }))],
     );
@@ -77,7 +77,7 @@ export class ExamplesService {
     examples.forEach((e, i) => byDataset.set(e.dataset_id, [...(byDataset.get(e.dataset_id) ?? []), { e, i }]));
     const datasetIds = [...byDataset.keys()].sort();
     return this.audit.track(
-      { identity, resources: datasetIds.map((id) => ({ type: 'dataset', id })) },
+      { operation: 'create_examples', identity, resources: datasetIds.map((id) => ({ type: 'dataset', id })) },
       () =>
         this.store.inTx(undefined, async (m) => {
           const out: Example[] = [];
@@ -201,7 +201,7 @@ export class ExamplesService {
 
   /** Tracked: update_example. */
   updateOne(identity: Identity, id: string, body: Omit<ExampleUpdateWithId, 'id'>): Promise<Example> {
-    return this.audit.track({ identity, resources: [{ type: 'example', id }] }, async () => {
+    return this.audit.track({ operation: 'update_example', identity, resources: [{ type: 'example', id }] }, async () => {
       const out = await this.applyUpdates(identity, [{ ...body, id }], () => ['body']);
       return out[0];
     });
@@ -210,7 +210,7 @@ export class ExamplesService {
   /** Tracked: update_examples. All or nothing; one new version per dataset touched. */
   updateMany(identity: Identity, updates: ExampleUpdateWithId[], datasetId?: string, opts: { uploads?: AttachmentUpload[][]; locOf?: (i: number) => Loc } = {}): Promise<Example[]> {
     return this.audit.track(
-      { identity, resources: updates.map((u) => ({ type: 'example', id: u.id })) },
+      { operation: 'update_examples', identity, resources: updates.map((u) => ({ type: 'example', id: u.id })) },
       () => this.applyUpdates(identity, updates, opts.locOf ?? ((i) => ['body', i]), datasetId, opts.uploads),
     );
   }
@@ -288,7 +288,7 @@ export class ExamplesService {
 
   /** Tracked: delete_example. */
   deleteOne(identity: Identity, id: string): Promise<void> {
-    return this.audit.track({ identity, resources: [{ type: 'example', id }] }, () => this.applyDelete(identity, [id], false));
+    return this.audit.track({ operation: 'delete_example', identity, resources: [{ type: 'example', id }] }, () => this.applyDelete(identity, [id], false));
   }
 
   /**
@@ -297,7 +297,7 @@ export class ExamplesService {
    */
   deleteMany(identity: Identity, ids: string[], hard = false): Promise<void> {
     const unique = [...new Set(ids)];
-    return this.audit.track({ identity, resources: unique.map((id) => ({ type: 'example', id })) }, () =>
+    return this.audit.track({ operation: 'delete_examples', identity, resources: unique.map((id) => ({ type: 'example', id })) }, () =>
       this.applyDelete(identity, unique, hard),
     );
   }
@@ -347,7 +347,7 @@ export class ExamplesService {
   /** Tracked: update_dataset_splits. Adds these examples to (or removes them from) a split, as one new version. */
   updateSplits(identity: Identity, datasetId: string, split: string, exampleIds: string[], remove: boolean): Promise<string[]> {
     const ids = [...new Set(exampleIds)];
-    return this.audit.track({ identity, resources: [{ type: 'dataset', id: datasetId }] }, () =>
+    return this.audit.track({ operation: 'update_dataset_splits', identity, resources: [{ type: 'dataset', id: datasetId }] }, () =>
       this.store.inTx(undefined, async (m) => {
         await this.store.getDataset(m, identity.tenant_id, datasetId);
         if (ids.length === 0) return [];
@@ -366,7 +366,7 @@ export class ExamplesService {
    */
   clone(identity: Identity, body: DatasetClone): Promise<Example[]> {
     return this.audit.track(
-      { identity, resources: [{ type: 'dataset', id: body.source_dataset_id }, { type: 'dataset', id: body.target_dataset_id }] },
+      { operation: 'clone_dataset', identity, resources: [{ type: 'dataset', id: body.source_dataset_id }, { type: 'dataset', id: body.target_dataset_id }] },
       () =>
         this.store.inTx(undefined, async (m) => {
           const source = await this.store.getDataset(m, identity.tenant_id, body.source_dataset_id);

@@ -73,7 +73,7 @@ export class ExperimentUploadService {
   /** Tracked: create_experiment_via_upload, Success with the experiment and dataset, or Failure. */
   upload(identity: Identity, body: ExperimentUploadRequest): Promise<ExperimentUploadResponse> {
     return this.audit.track(
-      { identity },
+      { operation: 'create_experiment_via_upload', identity },
       () => this.apply(identity, body),
       (r) => [
         { type: 'tracer_session', id: r.experiment.id },

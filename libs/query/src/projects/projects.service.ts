@@ -78,7 +78,7 @@ export class ProjectsService {
 
   /** Tracked: update_tracer_session, Success or Failure. */
   update(identity: Identity, id: string, body: ProjectUpdate): Promise<Project> {
-    return this.audit.track({ identity, resources: [{ type: 'tracer_session', id }] }, () => this.applyUpdate(identity, id, body));
+    return this.audit.track({ operation: 'update_tracer_session', identity, resources: [{ type: 'tracer_session', id }] }, () => this.applyUpdate(identity, id, body));
   }
 
   private async applyUpdate(identity: Identity, id: string, body: ProjectUpdate): Promise<Project> {
@@ -101,7 +101,7 @@ export class ProjectsService {
 
   /** Removes the project and, through the writer, every run in it. Tracked: delete_tracer_session. */
   delete(identity: Identity, id: string): Promise<void> {
-    return this.audit.track({ identity, resources: [{ type: 'tracer_session', id }] }, () => this.applyDelete(identity, id));
+    return this.audit.track({ operation: 'delete_tracer_session', identity, resources: [{ type: 'tracer_session', id }] }, () => this.applyDelete(identity, id));
   }
 
   private async applyDelete(identity: Identity, id: string): Promise<void> {
