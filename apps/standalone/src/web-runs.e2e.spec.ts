@@ -86,27 +86,20 @@ describe('web app: runs table, saved filters, monitoring (Chromium against the s
     expect(await table().getByRole('link').count()).toBe(AGENTS + RETRIEVERS);
     expect(await seriousA11yFindings(page)).toEqual([]);
     await editor().click();
-    // Accepts the completion labelled `label` once it is the selected option (the popup follows the typing
-    // asynchronously: a stale popup may still be open), and checks what the editor then holds.
-    const accept = async (label: string, after: RegExp) => {
-      const selected = page.locator('.cm-tooltip-autocomplete [role="option"][aria-selected="true"]', { hasText: label });
-      for (let attempt = 0; attempt < 5; attempt++) {
-        const shown = await selected.waitFor({ timeout: 3_000 }).then(() => true, () => false);
-        if (shown) await page.keyboard.press('Enter');
-        if (after.test((await editor().textContent()) ?? '')) return;
-        await page.waitForTimeout(200);
-      }
-      throw new Error(`no completion '${label}' in ${JSON.stringify(await editor().textContent())}; options: ${JSON.stringify(await page.locator('.cm-tooltip-autocomplete [role="option"]').allTextContents())}`);
-    };
     await page.keyboard.type('eq');
     const options = page.locator('.cm-tooltip-autocomplete [role="option"]');
     await options.first().waitFor();
     expect(await options.allTextContents()).toEqual(expect.arrayContaining([expect.stringContaining('eq')]));
-    await accept('eq', /^eq\($/);
+    await page.keyboard.press('Enter'); // accepts `eq(`
     await page.keyboard.type('na');
-    await accept('name', /^eq\(name, ?$/);
+    await page.locator('.cm-tooltip-autocomplete [role="option"]', { hasText: 'name' }).first().waitFor();
+    await page.keyboard.press('Enter'); // accepts `name, `
     await page.keyboard.type('ag');
-    await accept('agent', /^eq\(name, ?"agent"$/); // a known run name of the project
+    const agent = page.locator('.cm-tooltip-autocomplete [role="option"]', { hasText: 'agent' }).first();
+    await agent.waitFor({ timeout: 5_000 }).catch(async () => {
+      throw new Error(`no completion 'agent' after ${JSON.stringify(await editor().textContent())}; options: ${JSON.stringify(await page.locator('.cm-tooltip-autocomplete [role="option"]').allTextContents())}`);
+    });
+    await page.keyboard.press('Enter'); // accepts `"agent"`, a known run name of the project
     await page.keyboard.type(')');
     expect(await editor().textContent()).toMatch(/^eq\(name, ?"agent"\)$/);
     await page.keyboard.press('Enter'); // applies

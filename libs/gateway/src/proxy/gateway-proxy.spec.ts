@@ -26,10 +26,13 @@ describe('gateway routes without an API key', () => {
   });
 
   it('the prompt hub goes to query, with an API key', () => {
-    for (const [method, path] of [['GET', '/api/v1/repos/'], ['POST', '/repos'], ['PATCH', '/api/v1/repos/-/p'], ['POST', '/api/v1/repos/-/p/tags'], ['GET', '/api/v1/commits/o/p/latest'], ['POST', '/commits/-/p'], ['POST', '/api/v1/likes/o/p'], ['GET', '/api/v1/settings'], ['POST', '/settings/handle'], ['POST', '/api/v1/prompt-webhooks/test'], ['DELETE', '/api/v1/prompt-webhooks/x'], ['POST', '/api/v1/platform/hub/repos/-/a/directories/commits'], ['GET', '/v1/platform/hub/repos/o/a/directories']] as const) {
+    for (const [method, path] of [['GET', '/api/v1/repos/'], ['POST', '/repos'], ['PATCH', '/api/v1/repos/-/p'], ['POST', '/api/v1/repos/-/p/tags'], ['GET', '/api/v1/commits/o/p/latest'], ['POST', '/commits/-/p'], ['POST', '/api/v1/likes/o/p'], ['POST', '/api/v1/prompt-webhooks/test'], ['DELETE', '/api/v1/prompt-webhooks/x'], ['POST', '/api/v1/platform/hub/repos/-/a/directories/commits'], ['GET', '/v1/platform/hub/repos/o/a/directories']] as const) {
       expect(routeFor(method, path, up)).toBe('http://q');
       expect(isPublicRoute(method, path)).toBe(false);
     }
+    // The tenant handle belongs to the workspace: the gateway serves /settings itself.
+    expect(routeFor('GET', '/api/v1/settings', up)).toBeNull();
+    expect(routeFor('POST', '/settings/handle', up)).toBeNull();
     expect(routeFor('GET', '/repository', up)).toBeNull();
   });
 
