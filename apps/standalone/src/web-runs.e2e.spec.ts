@@ -79,6 +79,16 @@ describe('web app: runs table, saved filters, monitoring (Chromium against the s
   const table = () => page.getByRole('table', { name: 'Runs' });
   const editor = () => page.getByRole('textbox', { name: 'Filter', exact: true });
   const names = () => table().locator('[role="cell"][data-col="name"]').allTextContents();
+  /** Accepts the selected completion once CodeMirror takes Enter for it: the list must be settled (not
+   * marked disabled while a source is pending) and open for longer than its 75 ms interaction delay. */
+  const acceptCompletion = async (label: string) => {
+    const selected = page.locator('.cm-tooltip-autocomplete:not(.cm-tooltip-autocomplete-disabled) [role="option"][aria-selected="true"]', { hasText: label });
+    await selected.waitFor({ timeout: 10_000 }).catch(async () => {
+      throw new Error(`no selected completion '${label}' after ${JSON.stringify(await editor().textContent())}; options: ${JSON.stringify(await page.locator('.cm-tooltip-autocomplete [role="option"]').allTextContents())}`);
+    });
+    await page.waitForTimeout(150);
+    await page.keyboard.press('Enter');
+  };
 
   it('completes the filter as it is typed (operator, field, known value) and filters the table', async () => {
     await page.goto(runsUrl());
@@ -90,16 +100,11 @@ describe('web app: runs table, saved filters, monitoring (Chromium against the s
     const options = page.locator('.cm-tooltip-autocomplete [role="option"]');
     await options.first().waitFor();
     expect(await options.allTextContents()).toEqual(expect.arrayContaining([expect.stringContaining('eq')]));
-    await page.keyboard.press('Enter'); // accepts `eq(`
+    await acceptCompletion('eq'); // `eq(`
     await page.keyboard.type('na');
-    await page.locator('.cm-tooltip-autocomplete [role="option"]', { hasText: 'name' }).first().waitFor();
-    await page.keyboard.press('Enter'); // accepts `name, `
+    await acceptCompletion('name'); // `name, `
     await page.keyboard.type('ag');
-    const agent = page.locator('.cm-tooltip-autocomplete [role="option"]', { hasText: 'agent' }).first();
-    await agent.waitFor({ timeout: 5_000 }).catch(async () => {
-      throw new Error(`no completion 'agent' after ${JSON.stringify(await editor().textContent())}; options: ${JSON.stringify(await page.locator('.cm-tooltip-autocomplete [role="option"]').allTextContents())}`);
-    });
-    await page.keyboard.press('Enter'); // accepts `"agent"`, a known run name of the project
+    await acceptCompletion('agent'); // `"agent"`, a known run name of the project
     await page.keyboard.type(')');
     expect(await editor().textContent()).toMatch(/^eq\(name, ?"agent"\)$/);
     await page.keyboard.press('Enter'); // applies
