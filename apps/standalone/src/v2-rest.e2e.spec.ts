@@ -186,6 +186,38 @@ describe('v2 REST: runs, traces, threads, sharing', () => {
     expect(((await res.json()) as { detail: Json[] }).detail[0]).toEqual({ loc: ['body', 'ai_search'], msg: expect.stringMatching(/not supported/), type: expect.any(String) });
   });
 
+  it('min_/max_feedback_modified_at bound the feedback conditions of runs and traces queries; without one they are a 422', async () => {
+    const client = new Langsmith({ apiKey: svc.apiKey, baseURL: svc.url });
+    expect((await svc.api('/feedback', { method: 'POST', json: { run_id: child, key: 'early', score: 1 } })).status).toBe(200);
+    await new Promise((r) => setTimeout(r, 1100));
+    const before = new Date(Date.now() - 100).toISOString();
+    expect((await svc.api('/feedback', { method: 'POST', json: { run_id: roots[2], key: 'fresh', score: 1 } })).status).toBe(200);
+    const later = new Date(Date.now() + 60_000).toISOString();
+    const traces = async (body: Json) => ((await post('/api/v2/traces/query', { project_id: projectId, min_start_time: at(-10), ...body })).items as { root_run: Json }[]).map((t) => t.root_run.id);
+    for (let i = 0; i < 50 && (await traces({ trace_filter: 'eq(feedback_key, "fresh")' })).length === 0; i++) await new Promise((r) => setTimeout(r, 100));
+    expect(await traces({ trace_filter: 'eq(feedback_key, "fresh")', min_feedback_modified_at: before })).toEqual([roots[2]]);
+    expect(await traces({ trace_filter: 'eq(feedback_key, "fresh")', min_feedback_modified_at: later })).toEqual([]);
+    expect(await traces({ trace_filter: 'eq(feedback_key, "fresh")', max_feedback_modified_at: before })).toEqual([]);
+    // Older feedback (on the child of roots[0]) is out of a window that starts after it.
+    expect(await traces({ tree_filter: 'eq(feedback_key, "early")' })).toEqual([roots[0]]);
+    expect(await traces({ tree_filter: 'eq(feedback_key, "early")', min_feedback_modified_at: before })).toEqual([]);
+    // The runs query through the generated client, with a feedback score condition.
+    const runs = await client.runs.query({ project_ids: [projectId], filter: 'and(eq(feedback_key, "fresh"), eq(feedback_score, 1))', min_start_time: at(-10), min_feedback_modified_at: before, max_feedback_modified_at: later });
+    expect(runs.items.map((r) => r.id)).toEqual([roots[2]]);
+    // Bounds with no feedback condition to apply to, or not a timestamp: 422 in the spec's shape.
+    for (const [body, field] of [
+      [{ project_id: projectId, min_feedback_modified_at: before }, 'min_feedback_modified_at'],
+      [{ project_id: projectId, trace_filter: 'eq(name, "root-1")', max_feedback_modified_at: later }, 'max_feedback_modified_at'],
+      [{ project_id: projectId, trace_filter: 'eq(feedback_key, "fresh")', min_feedback_modified_at: 'yesterday' }, 'min_feedback_modified_at'],
+    ] as const) {
+      const res = await svc.api('/api/v2/traces/query', { method: 'POST', json: body });
+      expect(res.status).toBe(422);
+      expect(((await res.json()) as { detail: Json[] }).detail[0]).toEqual({ loc: ['body', field], msg: expect.any(String), type: expect.any(String) });
+    }
+    const res = await svc.api('/api/v2/runs/query', { method: 'POST', json: { project_ids: [projectId], filter: 'eq(name, "llm")', min_feedback_modified_at: before } });
+    expect(res.status).toBe(422);
+  });
+
   it('experiment runs through the generated client: filters per experiment, sort by feedback, comparative feedback; bad inputs 422', async () => {
     const client = new Langsmith({ apiKey: svc.apiKey, baseURL: svc.url });
     const dataset = await post('/api/v1/datasets', { name: `v2-ds-${randomUUID()}` });

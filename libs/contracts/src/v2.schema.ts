@@ -118,6 +118,9 @@ export const v2RunQuerySchema = z
     tree_filter: filterExpr.optional(),
     min_start_time: timestamp.optional(),
     max_start_time: timestamp.optional(),
+    /** Bounds (min inclusive, max exclusive) on feedback `modified_at` for the feedback conditions of the filters. */
+    min_feedback_modified_at: timestamp.optional(),
+    max_feedback_modified_at: timestamp.optional(),
     selects: z.array(v2RunSelect).max(100).optional(),
     page_size: pageSize(1000).default(100),
     cursor: cursor.optional(),
@@ -152,6 +155,9 @@ export const v2TraceQuerySchema = z.object({
   tree_filter: filterExpr.optional(),
   min_start_time: timestamp.optional(),
   max_start_time: timestamp.optional(),
+  /** Bounds (min inclusive, max exclusive) on feedback `modified_at` for the feedback conditions of the filters. */
+  min_feedback_modified_at: timestamp.optional(),
+  max_feedback_modified_at: timestamp.optional(),
   selects: z.array(v2RunSelect).max(100).optional(),
   page_size: pageSize(100).default(20),
   cursor: cursor.optional(),

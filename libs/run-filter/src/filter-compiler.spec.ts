@@ -3,7 +3,11 @@ import { compileFilter, compileFilterAst, type CompiledFilter } from './filter-c
 import { parseFilter } from './filter-parser';
 
 const OPTS = { paramPrefix: 'p', tenantParam: 'tenant' };
-const c = (expr: string): CompiledFilter => compileFilter(expr, OPTS);
+/** The SQL and parameters (usesFeedback is checked on its own below). */
+const c = (expr: string): Pick<CompiledFilter, 'sql' | 'params'> => {
+  const { sql, params } = compileFilter(expr, OPTS);
+  return { sql, params };
+};
 const LAT = "dateDiff('microsecond', start_time, end_time) / 1e6";
 const FB = (conds: string): string =>
   `id IN (SELECT run_id FROM feedback FINAL WHERE tenant_id = {tenant:UUID} AND ${conds} AND is_deleted = 0)`;
@@ -334,7 +338,22 @@ describe('compileFilter', () => {
       expect(r).toEqual({
         sql: 'id IN (SELECT run_id FROM feedback FINAL WHERE tenant_id = {tid:UUID} AND key = {flt_0:String} AND is_deleted = 0)',
         params: { flt_0: 'k' },
+        usesFeedback: true,
       });
+    });
+
+    it('bounds every feedback condition by modified_at when asked, binding the bounds as parameters', () => {
+      const feedbackModifiedAt = { min: '2026-11-01T00:00:00Z', max: '2026-11-02T00:00:00Z' };
+      const r = compileFilter('or(eq(feedback_key, "k"), eq(name, "n"))', { paramPrefix: 'p', tenantParam: 'tid', feedbackModifiedAt });
+      expect(r).toEqual({
+        sql:
+          "(id IN (SELECT run_id FROM feedback FINAL WHERE tenant_id = {tid:UUID} AND key = {p0:String} AND modified_at >= parseDateTime64BestEffort({p1:String}, 6, 'UTC') " +
+          "AND modified_at < parseDateTime64BestEffort({p2:String}, 6, 'UTC') AND is_deleted = 0) OR name = {p3:String})",
+        params: { p0: 'k', p1: feedbackModifiedAt.min, p2: feedbackModifiedAt.max, p3: 'n' },
+        usesFeedback: true,
+      });
+      // Without a feedback condition the bounds have nothing to apply to, and the caller is told so.
+      expect(compileFilter('eq(name, "n")', { paramPrefix: 'p', tenantParam: 'tid', feedbackModifiedAt })).toEqual({ sql: 'name = {p0:String}', params: { p0: 'n' }, usesFeedback: false });
     });
   });
 
@@ -477,6 +496,7 @@ describe('compileFilter', () => {
       expect(compileFilterAst(parseFilter('eq(name, "a")'), { paramPrefix: 'tf', tenantParam: 'tenant' })).toEqual({
         sql: 'name = {tf0:String}',
         params: { tf0: 'a' },
+        usesFeedback: false,
       });
     });
 

@@ -18,12 +18,16 @@ export interface CompileFilterOptions {
   paramPrefix: string;
   /** Name of the UUID query parameter holding the tenant id; bound by the caller, not by compileFilter. */
   tenantParam: string;
+  /** Bounds on feedback `modified_at` (RFC 3339; min inclusive, max exclusive), applied to every feedback condition. */
+  feedbackModifiedAt?: { min?: string; max?: string };
 }
 
 export interface CompiledFilter {
   /** A boolean ClickHouse expression over table `runs`, usable inside WHERE. */
   sql: string;
   params: Record<string, FilterParamValue>;
+  /** Whether the expression has a feedback condition (feedback_key, feedback_score, feedback_value). */
+  usesFeedback: boolean;
 }
 
 type ScalarType = 'String' | 'Float64' | 'Bool' | 'UUID' | 'DateTime';
@@ -209,12 +213,13 @@ interface KeyRef {
 class FilterCompiler {
   private readonly params: Record<string, FilterParamValue> = {};
   private counter = 0;
+  private usesFeedback = false;
 
   constructor(private readonly opts: CompileFilterOptions) {}
 
   compile(node: FilterNode): CompiledFilter {
     const sql = this.node(node);
-    return { sql, params: this.params };
+    return { sql, params: this.params, usesFeedback: this.usesFeedback };
   }
 
   private bind(value: FilterParamValue, type: string): string {
@@ -655,6 +660,10 @@ class FilterCompiler {
           : { sql: part, type: 'String', nullable: false, label: `feedback_${part}` };
       return this.compare(op, c, false);
     });
+    this.usesFeedback = true;
+    const { min, max } = this.opts.feedbackModifiedAt ?? {};
+    if (min !== undefined) conds.push(`modified_at >= parseDateTime64BestEffort(${this.bind(min, 'String')}, 6, 'UTC')`);
+    if (max !== undefined) conds.push(`modified_at < parseDateTime64BestEffort(${this.bind(max, 'String')}, 6, 'UTC')`);
     return (
       `id IN (SELECT run_id FROM feedback FINAL WHERE tenant_id = {${this.opts.tenantParam}:UUID} AND ` +
       `${conds.join(' AND ')} AND is_deleted = 0)`

@@ -35,6 +35,12 @@ const READ_AS = Object.fromEntries(
   }),
 ) as Record<keyof RunRecord, ReadAs>;
 
+/** What a query takes besides its published body (the v2 API's bounds on feedback conditions). */
+export interface RunQueryOptions {
+  /** Bounds on feedback `modified_at` (min inclusive, max exclusive) for the filters' feedback conditions. */
+  feedbackModifiedAt?: { min?: string; max?: string };
+}
+
 interface Cursor {
   t: string;
   id: string;
@@ -66,8 +72,8 @@ export class RunsService {
     return run;
   }
 
-  async query(identity: Identity, q: RunQuery): Promise<{ runs: Partial<RunRecord>[]; cursors: { next: string | null; prev: null } }> {
-    const conditions = this.conditions(identity, q);
+  async query(identity: Identity, q: RunQuery, opts: RunQueryOptions = {}): Promise<{ runs: Partial<RunRecord>[]; cursors: { next: string | null; prev: null } }> {
+    const conditions = this.conditions(identity, q, opts);
     if (q.cursor) {
       const c = decodeCursor(q.cursor);
       const op = q.order === 'asc' ? '>' : '<';
@@ -138,7 +144,7 @@ export class RunsService {
     return this.runs.runsWhere(identity, this.conditions(identity, { ...q, limit: 1, order: 'desc' }));
   }
 
-  private conditions(identity: Identity, q: Omit<RunQuery, 'select' | 'cursor'> & Partial<Pick<RunQuery, 'select' | 'cursor'>>): Condition[] {
+  private conditions(identity: Identity, q: Omit<RunQuery, 'select' | 'cursor'> & Partial<Pick<RunQuery, 'select' | 'cursor'>>, opts: RunQueryOptions = {}): Condition[] {
     const c: Condition[] = [];
     // One project (the usual case) as an equality: ClickHouse then reads the sorting key in order.
     if (q.session && q.session.length === 1) c.push({ sql: 'session_id = {session:UUID}', params: { session: q.session[0] } });
@@ -159,9 +165,12 @@ export class RunsService {
       c.push({ sql: `metadata[{mk${i}:String}] = {mv${i}:String}`, params: { [`mk${i}`]: k, [`mv${i}`]: String(v) } });
     });
     if (q.execution_order === 1) c.push({ sql: 'is_root', params: {} });
+    let usesFeedback = false;
     const compile = (expr: string, prefix: string, field: string) => {
       try {
-        return compileFilter(expr, { paramPrefix: prefix, tenantParam: 'tenant' });
+        const compiled = compileFilter(expr, { paramPrefix: prefix, tenantParam: 'tenant', feedbackModifiedAt: opts.feedbackModifiedAt });
+        usesFeedback ||= compiled.usesFeedback;
+        return compiled;
       } catch (err) {
         if (err instanceof FilterSyntaxError) throw new ValidationFailed([{ loc: ['body', field], msg: err.message, type: 'value_error', ctx: { position: err.position } }]);
         throw err;
@@ -175,6 +184,11 @@ export class RunsService {
     if (q.tree_filter) {
       const f = compile(q.tree_filter, 'tr_', 'tree_filter');
       c.push({ sql: `trace_id IN (SELECT trace_id FROM runs FINAL WHERE tenant_id = {tenant:UUID} AND (${f.sql}))`, params: f.params });
+    }
+    const bounds = opts.feedbackModifiedAt;
+    if (bounds && (bounds.min !== undefined || bounds.max !== undefined) && !usesFeedback) {
+      const field = bounds.min !== undefined ? 'min_feedback_modified_at' : 'max_feedback_modified_at';
+      throw new ValidationFailed([{ loc: ['body', field], msg: `${field} applies to feedback conditions (feedback_key, feedback_score, feedback_value) in the filters, and there is none`, type: 'value_error' }]);
     }
     if (q.query) {
       c.push({ sql: 'positionCaseInsensitive(concat(name, inputs, outputs, ifNull(error, \'\')), {q:String}) > 0', params: { q: q.query } });

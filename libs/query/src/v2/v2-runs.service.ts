@@ -70,6 +70,7 @@ export class V2RunsService {
         limit: q.page_size,
         cursor: q.cursor,
       }),
+      { feedbackModifiedAt: { min: q.min_feedback_modified_at, max: q.max_feedback_modified_at } },
     );
     const runs = q.include_subtree_usage ? await this.withSubtreeUsage(identity, res.runs) : res.runs;
     return { items: await this.present(identity, runs, q.selects), next_cursor: res.cursors.next ?? '' };
@@ -125,6 +126,7 @@ export class V2RunsService {
         limit: q.page_size,
         cursor: q.cursor,
       }),
+      { feedbackModifiedAt: { min: q.min_feedback_modified_at, max: q.max_feedback_modified_at } },
     );
     const ids = res.runs.map((r) => String(r.trace_id));
     const aggregates = await this.threads.traceAggregates(this.runs.matchWhere(identity, { session: [q.project_id] }), ids);
