@@ -1,12 +1,13 @@
 #!/usr/bin/env node
 // npm test: installs what is missing, builds (cluster tests run the compiled apps), type-checks,
-// lints module boundaries, then runs every jest suite against the real servers the suites start, then the published
-// Python SDK's own integration suites against the standalone service.
+// lints module boundaries, then runs every jest suite against the real servers the suites start and, alongside them,
+// the published Python SDK's own integration suites against the standalone service.
 // npm test -- <jest patterns and options>: the same, but the build, type-check and lint are skipped when no source
 // changed since they last passed (a stamp in .cache), only the matching jest suites run, and the Python suites run only
 // when an argument names them (`python`, e.g. `npm test -- python`).
 'use strict';
 const { ensureDeps, ensureSandboxTools, ensureChromium, ensurePrometheus, build, run, root } = require('./ensure-deps');
+const { spawn } = require('node:child_process');
 const { createHash } = require('node:crypto');
 const fs = require('node:fs');
 const path = require('node:path');
@@ -62,6 +63,39 @@ if (unchanged) {
 }
 // The Python SDK's venv (from the configured package index) before jest: a jest suite drives the SDK through it too.
 if (!focused || python) run('node scripts/python-sdk.js --venv');
-if (!focused || jestArgs.length > 0) run(`npx jest --ci ${jestArgs.join(' ')}`.trim());
-// The published Python SDK's own integration suites against the built standalone service (scripts/python-sdk.js).
-if (!focused || python) run('node scripts/python-sdk.js');
+// The published Python SDK's own integration suites against the built standalone service (scripts/python-sdk.js),
+// alongside jest when both run: they wait on the network most of the time (about a minute of CPU over two). Their
+// output goes to a log file, printed when they end.
+const pythonRun = !focused || python ? startPythonSuites() : null;
+let jestFailed = null;
+if (!focused || jestArgs.length > 0) {
+  try {
+    run(`npx jest --ci ${jestArgs.join(' ')}`.trim());
+  } catch (err) {
+    jestFailed = err;
+  }
+}
+if (pythonRun) {
+  void pythonRun.then((code) => {
+    if (code !== 0) process.stderr.write(`The Python SDK's suites failed (exit ${code}).\n`);
+    if (jestFailed) process.stderr.write(`jest failed: ${jestFailed.message}\n`);
+    if (code !== 0 || jestFailed) process.exit(1);
+  });
+} else if (jestFailed) throw jestFailed;
+
+function startPythonSuites() {
+  const log = path.join(root, '.cache', 'python-sdk.log');
+  fs.mkdirSync(path.dirname(log), { recursive: true });
+  const out = fs.openSync(log, 'w');
+  const child = spawn(process.execPath, [path.join(root, 'scripts', 'python-sdk.js')], { cwd: root, stdio: ['ignore', out, out] });
+  fs.closeSync(out);
+  // Stopped with this script (a jest failure still waits for the Python results, which are reported too).
+  process.once('SIGINT', () => child.kill('SIGINT'));
+  process.once('SIGTERM', () => child.kill('SIGTERM'));
+  return new Promise((resolve) => {
+    child.once('exit', (code, signal) => {
+      process.stdout.write(`\n${fs.readFileSync(log, 'utf8')}`);
+      resolve(code ?? (signal ? 1 : 0));
+    });
+  });
+}
