@@ -5,6 +5,8 @@ import { bool, outboundConfigShape, secret } from '@th/config';
 import type { ControlPlaneOptions } from './control-plane.options';
 import { SANDBOX_MODES } from './rollout/sandbox';
 
+const MB = 1024 * 1024;
+
 /** The control plane's settings (one zod shape; the standalone and cluster apps parse it at boot). */
 export const controlPlaneConfigShape = {
   /** cloud: git_host offered, external_docker refused; self_hosted: the reverse. */
@@ -38,6 +40,11 @@ export const controlPlaneConfigShape = {
   AGENT_SANDBOX_GID: z.coerce.number().int().min(1).default(65534),
   /** Comma-separated host paths sandboxed code may also read (a custom AGENT_SERVER_COMMAND's code). */
   AGENT_SANDBOX_READ_ONLY_PATHS: z.string().optional(),
+  /** Writable memory of each sandboxed process (MB), its largest file (MB), its private /tmp (MB), and the processes and threads of the sandbox user in all sandboxes together. */
+  AGENT_SANDBOX_MEMORY_MB: z.coerce.number().int().min(64).default(4096),
+  AGENT_SANDBOX_FILE_SIZE_MB: z.coerce.number().int().min(1).default(2048),
+  AGENT_SANDBOX_TMP_MB: z.coerce.number().int().min(1).default(512),
+  AGENT_SANDBOX_PROCESSES: z.coerce.number().int().min(16).default(4096),
   /** How long a replaced revision's agent server may drain (SIGTERM) before it is killed with its whole sandbox. */
   AGENT_STOP_GRACE_MS: z.coerce.number().int().min(0).default(30_000),
   ROLLOUT_WORKER: bool(true),
@@ -105,6 +112,14 @@ export function controlPlaneOptionsFromConfig(
         mode: c.AGENT_SANDBOX,
         uid: c.AGENT_SANDBOX_UID,
         gid: c.AGENT_SANDBOX_GID,
+        limits: {
+          memoryBytes: c.AGENT_SANDBOX_MEMORY_MB * MB,
+          fileSizeBytes: c.AGENT_SANDBOX_FILE_SIZE_MB * MB,
+          tmpBytes: c.AGENT_SANDBOX_TMP_MB * MB,
+          processes: c.AGENT_SANDBOX_PROCESSES,
+          openFiles: 65_536,
+          nice: 10,
+        },
         // The default agent-server command's code and node's own install (when it is not under /usr).
         readOnlyPaths: [
           ...[dirname(dirname(realpathSync(process.execPath)))].filter((p) => p !== '/' && p !== '/usr' && !p.startsWith('/usr/')),

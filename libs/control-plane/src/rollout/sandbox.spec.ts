@@ -279,6 +279,46 @@ describe('Sandbox (bubblewrap)', () => {
     });
   });
 
+  it('limits memory, file size, /tmp, descriptors, processes and priority when limits are set', async () => {
+    const MB = 1024 * 1024;
+    const limited = new Sandbox({
+      mode: 'bwrap', uid: UID, gid: UID, readOnlyPaths: [],
+      limits: { memoryBytes: 256 * MB, fileSizeBytes: 1 * MB, tmpBytes: 2 * MB, processes: 64, openFiles: 256, nice: 10 },
+    });
+    const p = limited.spawn({
+      argv: [
+        'sh', '-c',
+        [
+          'grep -E "^Max (data size|file size|open files|processes)" /proc/self/limits',
+          'echo "nice=$(cut -d" " -f19 /proc/self/stat)"',
+          // A file past the size limit stops at it; /tmp fills at its size.
+          'head -c 2000000 /dev/zero > /app/big 2>/dev/null; echo "big=$(wc -c < /app/big)"',
+          'for i in 1 2 3; do head -c 900000 /dev/zero > /tmp/f$i 2>/dev/null || echo "tmp-full-at=$i"; done',
+          // Writable memory past the limit is refused (V8 reports an allocation failure); below it works.
+          `node -e "Buffer.alloc(64e6).fill(1); console.log('alloc-64MB-ok')"`,
+          `node -e "const a = []; for (let i = 0; i < 40; i++) a.push(Buffer.alloc(10e6).fill(1)); console.log('alloc-400MB-ok')" 2>/dev/null || echo alloc-400MB-refused`,
+        ].join('; '),
+      ],
+      appDir: app, homeDir: home, cwd: app, env: limited.baseEnv({ appDir: app, homeDir: home }, {}), output: 'pipe',
+    });
+    let out = '';
+    p.child.stdout?.on('data', (b: Buffer) => (out += b.toString()));
+    p.child.stderr?.on('data', (b: Buffer) => (out += b.toString()));
+    await new Promise((res) => p.child.on('close', res));
+    rmSync(join(app, 'big'), { force: true });
+    expect(out).toMatch(/Max data size\s+268435456\s+268435456 /);
+    expect(out).toMatch(/Max file size\s+1048576\s+1048576 /);
+    expect(out).toMatch(/Max open files\s+256\s+256 /);
+    // The process limit is that of the sandbox's own user, so it is set only when the service can switch to one.
+    if (asRoot) expect(out).toMatch(/Max processes\s+64\s+64 /);
+    expect(out).toContain('nice=10');
+    expect(out).toContain(`big=${1 * MB}`);
+    expect(out).toContain('tmp-full-at=3');
+    expect(out).toContain('alloc-64MB-ok');
+    expect(out).toContain('alloc-400MB-refused');
+    expect(out).not.toContain('alloc-400MB-ok');
+  });
+
   it('a command that drains on SIGTERM ends within the grace; one that ignores it is killed with its whole tree', async () => {
     const drains = sb.spawn({ argv: ['sh', '-c', 'trap "echo drained; exit 0" TERM; echo ready; sleep 60 & wait'], appDir: app, homeDir: home, cwd: app, env: sb.baseEnv({ appDir: app, homeDir: home }, {}), output: 'pipe' });
     let out = '';

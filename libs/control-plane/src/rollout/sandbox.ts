@@ -15,6 +15,24 @@ export interface SandboxOptions {
   gid: number;
   /** Host paths tenant code may read (the agent server's code, node's install), bound read-only where they are. */
   readOnlyPaths: string[];
+  /** Resource limits of every sandboxed process (bwrap only); none when absent. */
+  limits?: SandboxLimits;
+}
+
+/** What one sandboxed process may use, set with setrlimit before the sandbox starts (inherited by its whole tree). */
+export interface SandboxLimits {
+  /** Writable private memory (heap, anonymous mappings) per process, in bytes: RLIMIT_DATA. */
+  memoryBytes: number;
+  /** Largest file a process may write, in bytes: RLIMIT_FSIZE (the writer gets SIGXFSZ/EFBIG). */
+  fileSizeBytes: number;
+  /** Size of the sandbox's private /tmp (memory-backed), in bytes. */
+  tmpBytes: number;
+  /** Processes and threads of the sandbox user, in all sandboxes together (RLIMIT_NPROC; applied when the service runs as root, with a user of its own). */
+  processes: number;
+  /** Open descriptors per process: RLIMIT_NOFILE. */
+  openFiles: number;
+  /** Scheduling niceness of tenant code (0-19): the service's own work goes first when the CPUs are busy. */
+  nice: number;
 }
 
 /** An executable's absolute path on the fixed PATH, or its bare name when it is not installed. */
@@ -130,7 +148,24 @@ export class Sandbox {
    */
   private launcher(): string[] {
     const drop = this.asRoot ? [`--reuid=${this.opts.uid}`, `--regid=${this.opts.gid}`, '--clear-groups', '--inh-caps=-all', '--bounding-set=-all'] : [];
-    return [which('setpriv'), ...drop, '--pdeathsig=SIGKILL', '/bin/sh', '-c', 'test "$PPID" = "$0" && exec "$@"', String(process.pid), which('bwrap')];
+    const l = this.opts.limits;
+    // Never above this process's own hard limits (raising them needs a privilege containers often lack).
+    const cap = (name: string, wanted: number) => Math.min(wanted, hardLimit(name));
+    // prlimit and nice exec setpriv in place: the shell's parent check below still sees this process.
+    const limits = l
+      ? [
+          which('prlimit'),
+          `--data=${cap('Max data size', l.memoryBytes)}`,
+          `--fsize=${cap('Max file size', l.fileSizeBytes)}`,
+          `--nofile=${cap('Max open files', l.openFiles)}`,
+          ...(this.asRoot ? [`--nproc=${cap('Max processes', l.processes)}`] : []),
+          '--',
+          which('nice'),
+          '-n',
+          String(l.nice),
+        ]
+      : [];
+    return [...limits, which('setpriv'), ...drop, '--pdeathsig=SIGKILL', '/bin/sh', '-c', 'test "$PPID" = "$0" && exec "$@"', String(process.pid), which('bwrap')];
   }
 
   /**
@@ -201,7 +236,9 @@ export class Sandbox {
       else args.push('--ro-bind', p, p);
     }
     for (const f of ETC) args.push('--ro-bind-try', `/etc/${f}`, `/etc/${f}`);
-    args.push('--proc', '/proc', '--dev', '/dev', '--tmpfs', '/tmp');
+    args.push('--proc', '/proc', '--dev', '/dev');
+    if (this.opts.limits) args.push('--size', String(this.opts.limits.tmpBytes));
+    args.push('--tmpfs', '/tmp');
     // bwrap runs as the unprivileged user: the bound folders' parents must let it through (o+x).
     args.push(...binds);
     args.push('--chdir', cwd, '--clearenv');
@@ -302,6 +339,17 @@ function exitOf(child: ChildProcess): Promise<void> {
     child.once('exit', () => res());
     child.once('error', () => res());
   });
+}
+
+/** This process's hard limit of a /proc/self/limits row ("Max open files"...); Infinity when unlimited or unknown. */
+function hardLimit(name: string): number {
+  try {
+    const row = readFileSync('/proc/self/limits', 'utf8').split('\n').find((r) => r.startsWith(name));
+    const hard = row?.slice(name.length).trim().split(/\s+/)[1];
+    return hard && /^\d+$/.test(hard) ? Number(hard) : Infinity;
+  } catch {
+    return Infinity;
+  }
 }
 
 /** bwrap writes {"child-pid": n, ...} on its info descriptor once the sandbox runs. */
