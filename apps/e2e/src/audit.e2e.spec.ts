@@ -1,7 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { AuditChainVerification, AuditLogsResponse } from '@th/contracts';
-import { startCluster, type Cluster } from '@th/testing';
-import { api, eventually, type Json } from './cluster-client';
+import { api, eventually, type Json, type SuiteCluster, useSharedCluster } from './cluster-client';
 
 /**
  * Audit in the cluster form: query publishes tracked operations (its own Success and Failure, and the
@@ -9,19 +8,9 @@ import { api, eventually, type Json } from './cluster-client';
  * and chains them; the gateway routes /audit-logs to it.
  */
 describe('audit logs in the cluster form', () => {
-  let cluster: Cluster;
+  let cluster: SuiteCluster;
   let call: ReturnType<typeof api>;
-  beforeAll(async () => {
-    cluster = await startCluster({
-      auditEnv: { DEFAULT_ORG_FEATURE_CAN_USE_AUDIT_LOGS: 'true' },
-      gatewayEnv: { DEFAULT_ORG_FEATURE_CAN_USE_AUDIT_LOGS: 'true' },
-      sharedKafka: true,
-    });
-    call = api(cluster.gateway.url, cluster.apiKey);
-  }, 240_000);
-  afterAll(async () => {
-    await cluster?.stop();
-  }, 120_000);
+  useSharedCluster((c, a) => ((cluster = c), (call = a)));
 
   it('a session update through the gateway, its failed attempts included, shows in /audit-logs served by the audit process', async () => {
     expect(cluster.audit).toBeDefined();

@@ -85,7 +85,9 @@ describe('bulk export, cluster form', () => {
     s3.createBucket(BUCKET);
     readerDir = mkdtempSync(join(tmpdir(), 'th-export-reader-'));
     reader = ClickHouse.connect({ kind: 'embedded', path: readerDir });
+    // The worker's broker: the suite kills services, never the broker, and keeps to topics and groups of its own.
     cluster = await startCluster({
+      sharedKafka: true,
       exportWorkerEnv: {
         EXPORT_POLL_MS: '300',
         EXPORT_LEASE_MS: '3000',

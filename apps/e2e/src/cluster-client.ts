@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { startCluster, type Cluster } from '@th/testing';
+import { sharedCluster, startCluster, type Cluster, type SharedCluster } from '@th/testing';
 import { dottedSegment as seg } from '@th/ingest';
 
 export { seg };
@@ -72,4 +72,37 @@ export function useCluster(ready: (cluster: Cluster, call: ReturnType<typeof api
   afterAll(async () => {
     await cluster?.stop();
   }, 120_000);
+}
+
+/** A suite's view of its worker's shared cluster: a workspace of its own and a service key for it. */
+export interface SuiteCluster extends SharedCluster {
+  apiKey: string;
+  workspaceId: string;
+}
+
+/**
+ * For suites that stop, kill and reconfigure nothing: the jest worker's shared cluster (sharedCluster, started by
+ * the first such suite and reused by the next), with a fresh workspace and an organization admin's service key for
+ * it, so no suite sees another's projects, runs, datasets or workspace settings. `ready` receives it and a caller of its gateway with that key.
+ */
+export function useSharedCluster(ready: (cluster: SuiteCluster, call: ReturnType<typeof api>) => void): void {
+  beforeAll(async () => {
+    const shared = await sharedCluster();
+    const admin = api(shared.gateway.url, shared.bootstrapApiKey);
+    const ok = async (res: Response): Promise<Json> => {
+      const text = await res.text();
+      if (res.status !== 200) throw new Error(`shared cluster: ${res.url} answered ${res.status}: ${text}`);
+      return JSON.parse(text) as Json;
+    };
+    const workspace = await ok(await admin('/api/v1/workspaces', { method: 'POST', json: { name: `suite-${randomUUID()}` } }));
+    // The bootstrap key's role, so the suite may do what it could with a cluster of its own (audit logs, workspaces, org keys).
+    const roles = (await ok(await admin('/api/v1/orgs/current/roles'))) as unknown as Json[];
+    const orgAdmin = roles.find((r) => r.name === 'Organization Admin');
+    if (orgAdmin === undefined) throw new Error('shared cluster: no Organization Admin role');
+    const key = await ok(
+      await admin('/api/v1/service-keys', { method: 'POST', json: { workspace_id: workspace.id, role_id: orgAdmin.id, description: 'a suite of the shared cluster' } }),
+    );
+    const cluster: SuiteCluster = { ...shared, apiKey: key.key as string, workspaceId: workspace.id as string };
+    ready(cluster, api(cluster.gateway.url, cluster.apiKey));
+  }, 240_000);
 }

@@ -1,14 +1,14 @@
 import { randomUUID } from 'node:crypto';
 import { gzipSync } from 'node:zlib';
 import { Kafka, logLevel } from 'kafkajs';
-import { multipartBody, type Cluster } from '@th/testing';
-import { api, eventually, makeRun, readRuns, seg, type Json, useCluster } from './cluster-client';
+import { multipartBody } from '@th/testing';
+import { api, eventually, makeRun, readRuns, seg, type Json, type SuiteCluster, useSharedCluster } from './cluster-client';
 
 /** gateway, ingest and query as separate OS processes, joined only by Kafka, ClickHouse and PostgreSQL. */
 describe('cluster form', () => {
-  let cluster: Cluster;
+  let cluster: SuiteCluster;
   let call: ReturnType<typeof api>;
-  useCluster((c, a) => ((cluster = c), (call = a)), { sharedKafka: true });
+  useSharedCluster((c, a) => ((cluster = c), (call = a)));
 
   it('runs go in through the gateway, over Kafka, into ClickHouse, and out through query', async () => {
     const info = (await (await fetch(`${cluster.gateway.url}/info`)).json()) as Json;

@@ -103,7 +103,9 @@ async function withMergesStopped<T>(cluster: Cluster, fn: () => Promise<T>): Pro
 describe('faults: no acknowledged run is lost or duplicated', () => {
   let cluster: Cluster;
   let call: ReturnType<typeof api>;
-  useCluster((c, a) => ((cluster = c), (call = a)));
+  // The writer killed in the second test keeps its partitions until its session times out (30 s by default),
+  // and the restarted writer's join waits for that: 10 s is enough of a session on a loaded machine.
+  useCluster((c, a) => ((cluster = c), (call = a)), { ingestEnv: { KAFKA_SESSION_TIMEOUT_MS: '10000' } });
 
   it('survives a Kafka broker restart during ingest', async () => {
     let restarted: Promise<void> | undefined;

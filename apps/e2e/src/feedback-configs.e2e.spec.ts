@@ -1,10 +1,10 @@
 import { randomUUID } from 'node:crypto';
-import { api, eventually, type Json, useCluster } from './cluster-client';
+import { api, eventually, type Json, useSharedCluster } from './cluster-client';
 
 /** Feedback configs in the cluster form: the gateway routes /feedback-configs to ingest, which stores them and enforces them on POST /feedback. */
 describe('feedback configs in the cluster form', () => {
   let call: ReturnType<typeof api>;
-  useCluster((_cluster, a) => (call = a), { sharedKafka: true });
+  useSharedCluster((_cluster, a) => (call = a));
 
   it('a stored config is listed through the gateway and enforced on feedback without its own', async () => {
     const key = `fc-cluster-${randomUUID().slice(0, 8)}`;

@@ -1,11 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import { multipartBody } from '@th/testing';
-import { api, eventually, makeRun, type Json, useCluster } from './cluster-client';
+import { api, eventually, makeRun, type Json, useSharedCluster } from './cluster-client';
 
 /** Feedback in the cluster form: writes through the gateway to ingest and Kafka `feedback`, reads from query. */
 describe('feedback in the cluster form', () => {
   let call: ReturnType<typeof api>;
-  useCluster((_cluster, a) => (call = a), { sharedKafka: true });
+  useSharedCluster((_cluster, a) => (call = a));
 
   const stats = async (runId: string) => ((await (await call(`/api/v1/runs/${runId}`)).json()) as Json).feedback_stats as Record<string, Json> | null;
 

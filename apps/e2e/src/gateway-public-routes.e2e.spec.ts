@@ -20,7 +20,8 @@ describe('cluster gateway: public pass-through routes', () => {
   let call: ReturnType<typeof api>;
 
   beforeAll(async () => {
-    cluster = await startCluster();
+    // The worker's broker: this suite stops no broker, and keeps to topics of its own (its KAFKA_PREFIX in cluster.env).
+    cluster = await startCluster({ sharedKafka: true });
     controlPlane = await startAppProcess('control-plane', {
       ...cluster.env,
       CONTROL_PLANE_INSTALLATION: 'cloud',

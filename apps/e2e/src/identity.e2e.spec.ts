@@ -1,13 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import { Kafka, logLevel } from 'kafkajs';
-import { startCluster, type Cluster } from '@th/testing';
-import { eventually, type Json } from './cluster-client';
+import { eventually, type Json, type SuiteCluster, useSharedCluster } from './cluster-client';
 
 const DAY = 86_400_000;
 
 /** The gateway's administration in the cluster form: audit events over Kafka, settings in the signed identity. */
 describe('identity in the cluster form', () => {
-  let cluster: Cluster;
+  let cluster: SuiteCluster;
   const audit: Json[] = [];
   let stopConsumer: () => Promise<void>;
 
@@ -23,18 +22,17 @@ describe('identity in the cluster form', () => {
     return JSON.parse(text) as Json;
   };
 
+  useSharedCluster((c) => (cluster = c));
   beforeAll(async () => {
-    cluster = await startCluster();
     const kafka = new Kafka({ brokers: [cluster.kafka.brokers], logLevel: logLevel.NOTHING });
     const consumer = kafka.consumer({ groupId: `identity-audit-${randomUUID()}` });
     await consumer.connect();
-    await consumer.subscribe({ topic: 'audit', fromBeginning: true });
+    await consumer.subscribe({ topic: `${cluster.kafkaPrefix}audit`, fromBeginning: true });
     await consumer.run({ eachMessage: async ({ message }) => void audit.push(JSON.parse(message.value!.toString()) as Json) });
     stopConsumer = () => consumer.disconnect();
   }, 240_000);
   afterAll(async () => {
     await stopConsumer?.();
-    await cluster?.stop();
   }, 120_000);
 
   it('tracked operations of the gateway reach the audit topic on Kafka, failures included', async () => {

@@ -1,14 +1,13 @@
 import { SpanKind } from '@opentelemetry/api';
 import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-proto';
 import { BasicTracerProvider, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';
-import type { Cluster } from '@th/testing';
-import { api, eventually, type Json, useCluster } from './cluster-client';
+import { api, eventually, type Json, type SuiteCluster, useSharedCluster } from './cluster-client';
 
 /** OTLP and model price maps in the cluster form: through the gateway to ingest, over Kafka to the writer, read from query. */
 describe('OTLP traces and model price maps in the cluster form', () => {
-  let cluster: Cluster;
+  let cluster: SuiteCluster;
   let call: ReturnType<typeof api>;
-  useCluster((c, a) => ((cluster = c), (call = a)), { sharedKafka: true });
+  useSharedCluster((c, a) => ((cluster = c), (call = a)));
 
   it('prices spans from the real OTLP protobuf exporter with a workspace price map', async () => {
     const created = await call('/api/v1/model-price-map', { method: 'POST', json: { name: 'cluster-model', match_pattern: '^cluster-model$', prompt_cost: 0.001, completion_cost: 0.002 } });

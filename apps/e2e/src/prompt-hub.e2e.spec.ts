@@ -1,20 +1,16 @@
 import { randomUUID } from 'node:crypto';
 import { PromptTemplate } from '@langchain/core/prompts';
 import { Client } from 'langsmith';
-import type { Cluster } from '@th/testing';
-import { api, type Json, useCluster } from './cluster-client';
+import { api, type Json, type SuiteCluster, useSharedCluster } from './cluster-client';
 
 /** The prompt hub in the cluster form: the gateway serves /settings and routes /repos, /commits, /likes, prompt webhooks and hub directories to query. */
 describe('prompt hub in the cluster form', () => {
   let call: ReturnType<typeof api>;
-  let cluster: Cluster;
-  useCluster(
-    (c, a) => {
-      cluster = c;
-      call = a;
-    },
-    { sharedKafka: true },
-  );
+  let cluster: SuiteCluster;
+  useSharedCluster((c, a) => {
+    cluster = c;
+    call = a;
+  });
 
   it('pushes and pulls with the JS SDK through the gateway, with the hub handle, tags, likes, directories and webhooks', async () => {
     const handle = `cl-${randomUUID().slice(0, 8)}`;

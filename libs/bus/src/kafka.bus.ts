@@ -11,11 +11,13 @@ export interface KafkaBusOptions {
   replicationFactor: number;
   /** Put before every topic name and consumer group id on the broker (KAFKA_PREFIX); the rest of the code uses the names of TOPICS. */
   kafkaPrefix?: string;
+  /** Consumers' session timeout (KAFKA_SESSION_TIMEOUT_MS); 30 s when not given. */
+  sessionTimeoutMs?: number;
 }
 
 /** Kafka options from the shared KAFKA_* settings; `service` names this client. */
 export function kafkaOptionsFromConfig(
-  c: { KAFKA_BROKERS: string; KAFKA_CLIENT_ID: string; KAFKA_TOPIC_PARTITIONS: number; KAFKA_REPLICATION_FACTOR: number; KAFKA_PREFIX?: string },
+  c: { KAFKA_BROKERS: string; KAFKA_CLIENT_ID: string; KAFKA_TOPIC_PARTITIONS: number; KAFKA_REPLICATION_FACTOR: number; KAFKA_PREFIX?: string; KAFKA_SESSION_TIMEOUT_MS?: number },
   service: string,
 ): KafkaBusOptions {
   return {
@@ -24,6 +26,7 @@ export function kafkaOptionsFromConfig(
     partitions: c.KAFKA_TOPIC_PARTITIONS,
     replicationFactor: c.KAFKA_REPLICATION_FACTOR,
     kafkaPrefix: c.KAFKA_PREFIX ?? '',
+    sessionTimeoutMs: c.KAFKA_SESSION_TIMEOUT_MS,
   };
 }
 
@@ -169,12 +172,14 @@ export class KafkaBus extends EventBus {
 
   async subscribe<T extends TopicName>(topic: T, opts: SubscribeOptions, handler: BatchHandler<TopicPayload<T>>): Promise<void> {
     await this.start();
+    const sessionTimeout = this.opts.sessionTimeoutMs ?? 30_000;
     const consumer = this.kafka.consumer({
       groupId: this.onBroker(opts.groupId),
       maxBytes: 16 * 1024 * 1024,
       maxBytesPerPartition: 8 * 1024 * 1024,
-      sessionTimeout: 30_000,
-      heartbeatInterval: 3_000,
+      sessionTimeout,
+      // Several heartbeats per session, so one late heartbeat does not cost the consumer its partitions.
+      heartbeatInterval: Math.min(3_000, Math.floor(sessionTimeout / 3)),
       maxWaitTimeInMs: 50,
     });
     this.consumers.push(consumer);

@@ -75,6 +75,11 @@ export const kafkaConfigShape = {
   KAFKA_PREFIX: z.string().regex(/^[A-Za-z0-9._-]*$/, 'letters, digits, dot, underscore and hyphen only').default(''),
   KAFKA_TOPIC_PARTITIONS: z.coerce.number().int().min(1).default(4),
   KAFKA_REPLICATION_FACTOR: z.coerce.number().int().min(1).default(1),
+  /**
+   * How long the broker waits for a consumer's heartbeat before it hands the consumer's partitions to the others:
+   * after a crash, the messages of those partitions wait this long. Within the broker's group.min/max.session.timeout.ms.
+   */
+  KAFKA_SESSION_TIMEOUT_MS: z.coerce.number().int().min(6_000).max(300_000).default(30_000),
 };
 
 export const clickhouseConfigShape = {

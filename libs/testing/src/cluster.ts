@@ -1,6 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { appendFileSync, closeSync, mkdtempSync, openSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { sharedKafka, startKafka, type KafkaServer } from './kafka-server';
@@ -13,28 +13,42 @@ export interface ClickHouseServerProcess {
   stop(): Promise<void>;
 }
 
-/** ClickHouse's HTTP interface over chDB in its own process (tools/ch-server), so several services share one engine. */
-export async function startClickHouseServerProcess(dataDir: string): Promise<ClickHouseServerProcess> {
+/**
+ * ClickHouse's HTTP interface over chDB in its own process (tools/ch-server), so several services share one engine.
+ * With `logFile` its output goes there and it holds nothing open in this process (see startAppProcess).
+ */
+export async function startClickHouseServerProcess(dataDir: string, opts: { logFile?: string; env?: Record<string, string> } = {}): Promise<ClickHouseServerProcess> {
   const port = await freePort();
-  const child = spawn(process.execPath, [join(repoRoot(), 'dist', 'tools', 'ch-server', 'main.js'), '--data-dir', dataDir, '--port', String(port)], {
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  const fd = opts.logFile === undefined ? null : openSync(opts.logFile, 'a');
+  let child: ChildProcess;
+  try {
+    child = spawn(process.execPath, [join(repoRoot(), 'dist', 'tools', 'ch-server', 'main.js'), '--data-dir', dataDir, '--port', String(port)], {
+      env: { ...process.env, ...opts.env },
+      stdio: fd === null ? ['ignore', 'pipe', 'pipe'] : ['ignore', fd, fd],
+    });
+  } finally {
+    if (fd !== null) closeSync(fd);
+  }
+  if (fd !== null) child.unref();
   let out = '';
+  const output = () => (opts.logFile === undefined ? out : readFileSync(opts.logFile, 'utf8'));
   await new Promise<void>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`ch-server did not start:\n${out}`)), 60_000);
+    let poll: NodeJS.Timeout | undefined;
+    const done = (err?: Error) => {
+      clearTimeout(timer);
+      clearInterval(poll);
+      if (err) reject(err);
+      else resolve();
+    };
+    const timer = setTimeout(() => done(new Error(`ch-server did not start:\n${output()}`)), 60_000);
     const onData = (d: Buffer) => {
       out += d.toString();
-      if (out.includes('listening ')) {
-        clearTimeout(timer);
-        resolve();
-      }
+      if (out.includes('listening ')) done();
     };
     child.stdout?.on('data', onData);
     child.stderr?.on('data', onData);
-    child.once('exit', (code) => {
-      clearTimeout(timer);
-      reject(new Error(`ch-server exited ${String(code)}:\n${out}`));
-    });
+    if (opts.logFile !== undefined) poll = setInterval(() => output().includes('listening ') && done(), 100);
+    child.once('exit', (code) => done(new Error(`ch-server exited ${String(code)}:\n${output()}`)));
   });
   const killOnExit = () => child.kill('SIGKILL');
   process.once('exit', killOnExit);
@@ -81,6 +95,12 @@ export interface ClusterOptions {
   auditEnv?: Record<string, string>;
   /** Use this jest worker's shared broker (sharedKafka) instead of a dedicated one: for suites that kill nothing. */
   sharedKafka?: boolean;
+  /**
+   * Work in this folder and leave nothing open in this process: every process logs to a file there and
+   * is marked with TH_SHARED_CLUSTER=<folder>; their pids go to `pids` and the database's name to `database`
+   * as they start, for a reaper that outlives the caller (sharedCluster).
+   */
+  detachTo?: string;
 }
 
 /**
@@ -89,13 +109,17 @@ export interface ClusterOptions {
  * Needs `npm run build` first (the services run from dist/).
  */
 export async function startCluster(opts: ClusterOptions = {}): Promise<Cluster> {
-  const work = mkdtempSync(join(tmpdir(), 'th-cluster-'));
+  const work = opts.detachTo ?? mkdtempSync(join(tmpdir(), 'th-cluster-'));
+  const detached = opts.detachTo === undefined ? null : { TH_SHARED_CLUSTER: opts.detachTo };
+  const record = (file: 'pids' | 'database', line: string) => detached && appendFileSync(join(work, file), `${line}\n`);
   const kafka = opts.sharedKafka ? await sharedKafka() : await startKafka({ dataDir: join(work, 'kafka') });
   // Topics and consumer groups of their own on a shared broker: no group waits out the session of the previous
   // suite's departed members, and no suite reads another's messages.
   const kafkaPrefix = opts.sharedKafka ? `t${randomBytes(4).toString('hex')}.` : '';
-  const clickhouse = await startClickHouseServerProcess(join(work, 'clickhouse'));
+  const clickhouse = await startClickHouseServerProcess(join(work, 'clickhouse'), detached ? { logFile: join(work, 'clickhouse.log'), env: detached } : {});
+  record('pids', String(clickhouse.child.pid));
   const db = await createTestDatabase('th_cluster');
+  record('database', db.name);
   const apiKey = `th_cluster_${randomBytes(12).toString('hex')}`;
   const [queryPort, ingestPort] = [await freePort(), await freePort()];
   const env: Record<string, string> = {
@@ -123,7 +147,8 @@ export async function startCluster(opts: ClusterOptions = {}): Promise<Cluster> 
     };
     const queryEnv = { PROMPT_WEBHOOK_SECRETS_KEY: randomBytes(24).toString('hex') };
     const extra = name === 'gateway' ? gatewayEnv : name === 'query' ? queryEnv : name === 'ingest' ? (opts.ingestEnv ?? {}) : name === 'export-worker' ? (exportWorkerEnv ?? {}) : name === 'audit' ? (auditEnv ?? {}) : {};
-    const proc = await startAppProcess(name, { ...env, ...extra }, { port: ports[name] });
+    const proc = await startAppProcess(name, { ...env, ...extra, ...detached }, { port: ports[name], ...(detached ? { logFile: join(work, `${name}.log`) } : {}) });
+    record('pids', String(proc.child.pid));
     procs[name] = proc;
     return proc;
   };

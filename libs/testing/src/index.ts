@@ -4,6 +4,7 @@ export * from './app-process';
 export * from './kafka-server';
 export * from './clickhouse-http-server';
 export * from './cluster';
+export * from './shared-cluster';
 export * from './rate-limit-table';
 export * from './s3-server';
 export * from './ids';
