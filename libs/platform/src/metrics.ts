@@ -116,7 +116,7 @@ const METHODS = new Set(['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIO
 const STATUS_CLASSES = ['1xx', '2xx', '3xx', '4xx', '5xx'];
 
 /** The route template a request was served by: the route table's path, the router's pattern, or `unmatched`. */
-function routeLabel(req: IncomingMessage & { route?: { path?: unknown } }): string {
+export function routeTemplateOf(req: IncomingMessage & { route?: { path?: unknown } }): string {
   const set = (req as unknown as Record<symbol, string | undefined>)[ROUTE_TEMPLATE];
   if (set !== undefined) return set;
   const routerPath = req.route?.path;
@@ -129,7 +129,7 @@ export function httpMetricsMiddleware(req: IncomingMessage, res: ServerResponse,
   const start = process.hrtime.bigint();
   res.once('finish', () => {
     const method = METHODS.has(req.method ?? '') ? (req.method as string) : 'OTHER';
-    const labels = { route: routeLabel(req), method, status_class: STATUS_CLASSES[Math.floor(res.statusCode / 100) - 1] ?? 'other' };
+    const labels = { route: routeTemplateOf(req), method, status_class: STATUS_CLASSES[Math.floor(res.statusCode / 100) - 1] ?? 'other' };
     METRICS.httpRequests.inc(labels);
     METRICS.httpDuration.observe(labels, Number(process.hrtime.bigint() - start) / 1e9);
   });
