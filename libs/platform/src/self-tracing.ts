@@ -124,6 +124,12 @@ export function currentRequestId(): string | undefined {
   return tracer === null ? undefined : (context.active().getValue(REQUEST_ID) as string | undefined);
 }
 
+/** Runs `fn` with `requestId` as the active request id (self-tracing on; off: just `fn()`). */
+export function withRequestId<T>(requestId: string, fn: () => T): T {
+  if (tracer === null) return fn();
+  return context.with(context.active().setValue(REQUEST_ID, requestId), fn);
+}
+
 function requestIdOf(header: string | string[] | undefined): string | undefined {
   return typeof header === 'string' && VALID_REQUEST_ID.test(header) ? header : undefined;
 }

@@ -1,0 +1,150 @@
+import { randomBytes } from 'node:crypto';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { otlpTypes } from '@th/ingest';
+import { startCluster, type Cluster } from '@th/testing';
+import { api, eventually, makeRun } from './cluster-client';
+
+// Needs `npm run build`. The cluster's services trace themselves to a small OTLP/HTTP receiver started here,
+// which decodes the protobuf exports with the official definitions (the ones POST /otel/v1/traces uses).
+jest.setTimeout(600_000);
+
+interface ReceivedSpan {
+  service: string;
+  traceId: string;
+  spanId: string;
+  parentSpanId: string;
+  name: string;
+  kind: number;
+  attributes: Record<string, unknown>;
+}
+
+interface Receiver {
+  url: string;
+  spans: ReceivedSpan[];
+  /** The headers of every export request. */
+  headers: Record<string, string | string[] | undefined>[];
+  server: Server;
+}
+
+const hex = (b: Uint8Array | undefined) => (b && b.length > 0 ? Buffer.from(b).toString('hex') : '');
+type AnyValue = { stringValue?: string; intValue?: number; boolValue?: boolean; doubleValue?: number };
+const valueOf = (v: AnyValue | undefined) => v?.stringValue ?? v?.intValue ?? v?.boolValue ?? v?.doubleValue;
+const attrs = (list: { key: string; value?: AnyValue }[] | undefined) => Object.fromEntries((list ?? []).map((a) => [a.key, valueOf(a.value)]));
+
+async function startReceiver(): Promise<Receiver> {
+  const { request, response } = otlpTypes();
+  const spans: ReceivedSpan[] = [];
+  const headers: Receiver['headers'] = [];
+  const server = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      headers.push(req.headers);
+      type Decoded = { resourceSpans?: { resource?: { attributes?: { key: string; value?: AnyValue }[] }; scopeSpans?: { spans?: { traceId?: Uint8Array; spanId?: Uint8Array; parentSpanId?: Uint8Array; name: string; kind?: number; attributes?: { key: string; value?: AnyValue }[] }[] }[] }[] };
+      const decoded = request.toObject(request.decode(Buffer.concat(chunks)), { longs: Number }) as Decoded;
+      for (const rs of decoded.resourceSpans ?? []) {
+        const service = String(attrs(rs.resource?.attributes)['service.name']);
+        for (const ss of rs.scopeSpans ?? []) {
+          for (const s of ss.spans ?? []) {
+            spans.push({ service, traceId: hex(s.traceId), spanId: hex(s.spanId), parentSpanId: hex(s.parentSpanId), name: s.name, kind: s.kind ?? 0, attributes: attrs(s.attributes) });
+          }
+        }
+      }
+      res.writeHead(200, { 'content-type': 'application/x-protobuf' }).end(Buffer.from(response.encode(response.create({})).finish()));
+    });
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, spans, headers, server };
+}
+
+// SpanKind in OTLP: 1 internal, 2 server, 3 client, 4 producer, 5 consumer.
+const KIND = { internal: 1, server: 2, client: 3, producer: 4, consumer: 5 } as const;
+
+describe('self-tracing: one trace per request across gateway, ingest, Kafka and the writer', () => {
+  let receiver: Receiver;
+  let cluster: Cluster;
+  const token = randomBytes(12).toString('hex');
+
+  beforeAll(async () => {
+    receiver = await startReceiver();
+    cluster = await startCluster({ sharedKafka: true, env: { OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url, OTEL_EXPORTER_OTLP_HEADERS: `x-api-key=${token}` } });
+  });
+  afterAll(async () => {
+    await cluster?.stop();
+    await new Promise((r) => receiver?.server.close(r));
+  });
+
+  it('a run batch: gateway server and proxy spans, ingest server and publish, the consumer and its insert share the caller\'s trace', async () => {
+    const traceId = randomBytes(16).toString('hex');
+    const callerSpan = randomBytes(8).toString('hex');
+    const run = makeRun('self-tracing', 1);
+    const call = api(cluster.gateway.url, cluster.apiKey);
+    const res = await call('/api/v1/runs/batch', { method: 'POST', json: { post: [run.post] }, headers: { traceparent: `00-${traceId}-${callerSpan}-01`, 'x-request-id': 'caller-req-1' } });
+    expect(res.status).toBe(202);
+    // The caller's request id comes back (the service's answer, relayed by the gateway).
+    expect(res.headers.get('x-request-id')).toBe('caller-req-1');
+
+    const inTrace = () => receiver.spans.filter((s) => s.traceId === traceId);
+    const has = (service: string, name: string) => inTrace().some((s) => s.service === service && s.name === name);
+    await eventually(
+      async () => inTrace(),
+      () => has('ingest', 'insert runs') && has('gateway', 'POST /api/v1/runs/batch'),
+      60_000,
+      250,
+    );
+    const spans = inTrace();
+    const one = (service: string, name: string, kind: number) => {
+      const found = spans.filter((s) => s.service === service && s.name === name && s.kind === kind);
+      expect({ service, name, found: found.length }).toEqual({ service, name, found: 1 });
+      return found[0];
+    };
+    const gatewayServer = one('gateway', 'POST /api/v1/runs/batch', KIND.server);
+    expect(gatewayServer.parentSpanId).toBe(callerSpan);
+    expect(gatewayServer.attributes).toMatchObject({ 'http.route': '/api/v1/runs/batch', 'http.response.status_code': 202, 'tracehouse.request_id': 'caller-req-1' });
+    const proxy = one('gateway', 'POST /api/v1/runs/batch', KIND.client);
+    expect(proxy.parentSpanId).toBe(gatewayServer.spanId);
+    expect(proxy.attributes).toMatchObject({ 'tracehouse.service': 'ingest', 'http.response.status_code': 202 });
+    const ingestServer = spans.find((s) => s.service === 'ingest' && s.kind === KIND.server)!;
+    expect(ingestServer).toBeDefined();
+    expect(ingestServer.parentSpanId).toBe(proxy.spanId);
+    expect(ingestServer.attributes).toMatchObject({ 'http.response.status_code': 202, 'tracehouse.request_id': 'caller-req-1' });
+    const publish = one('ingest', 'publish runs', KIND.producer);
+    expect(publish.parentSpanId).toBe(ingestServer.spanId);
+    expect(publish.attributes).toMatchObject({ 'messaging.system': 'kafka', 'messaging.destination.name': 'runs' });
+    const consume = one('ingest', 'process runs', KIND.consumer);
+    expect(consume.parentSpanId).toBe(publish.spanId);
+    expect(consume.attributes).toMatchObject({ 'messaging.consumer.group.name': 'ingest-writer' });
+    const insert = one('ingest', 'insert runs', KIND.internal);
+    expect(insert.parentSpanId).toBe(consume.spanId);
+    expect(insert.attributes['tracehouse.rows']).toBe(1);
+
+    // The exporter sends the configured headers.
+    expect(receiver.headers.some((h) => h['x-api-key'] === token && h['content-type'] === 'application/x-protobuf')).toBe(true);
+
+    // The run landed, and the services' spans name their service.
+    const landed = await eventually(() => call(`/api/v1/runs/${run.id}`).then((r) => r.status), (s) => s === 200);
+    expect(landed).toBe(200);
+    const services = new Set(receiver.spans.map((s) => s.service));
+    expect([...services].sort()).toEqual(expect.arrayContaining(['gateway', 'ingest', 'query']));
+  });
+
+  it('a request without an id gets one: in the answer and on both services\' spans, a 422 included', async () => {
+    const traceId = randomBytes(16).toString('hex');
+    const call = api(cluster.gateway.url, cluster.apiKey);
+    const res = await call('/api/v1/runs/batch', { method: 'POST', json: { post: [{ id: 'not-a-uuid' }] }, headers: { traceparent: `00-${traceId}-${randomBytes(8).toString('hex')}-01`, 'x-request-id': 'has spaces, so replaced' } });
+    expect(res.status).toBe(422);
+    const requestId = res.headers.get('x-request-id');
+    expect(requestId).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/);
+    const servers = await eventually(
+      async () => receiver.spans.filter((s) => s.traceId === traceId && s.kind === KIND.server),
+      (list) => list.length === 2,
+      30_000,
+      250,
+    );
+    expect(servers.map((s) => s.service).sort()).toEqual(['gateway', 'ingest']);
+    for (const s of servers) expect(s.attributes).toMatchObject({ 'tracehouse.request_id': requestId, 'http.response.status_code': 422 });
+    // Nothing was published for a refused batch.
+    expect(receiver.spans.some((s) => s.traceId === traceId && s.kind === KIND.producer)).toBe(false);
+  });
+});
