@@ -87,7 +87,12 @@ describe('the bus carries the trace context and request id in message headers', 
 
   it('Kafka: the context survives the broker (real KRaft broker)', async () => {
     const kafka = await sharedKafka();
-    const bus = new KafkaBus({ brokers: [kafka.brokers], clientId: 'tracing-spec', partitions: 1, replicationFactor: 1, kafkaPrefix: `s${randomBytes(4).toString('hex')}.` });
+    const opts = { brokers: [kafka.brokers], clientId: 'tracing-spec', partitions: 1, replicationFactor: 1, kafkaPrefix: `s${randomBytes(4).toString('hex')}.` };
+    // The topics exist before the consumer joins, as in the cluster (where the first service to start makes them).
+    const maker = new KafkaBus(opts);
+    await maker.start();
+    await maker.close();
+    const bus = new KafkaBus(opts);
     const seen: Seen[] = [];
     try {
       const request = await roundTrip(bus, ['a', 'b'], seen, 'g');
