@@ -1,7 +1,12 @@
 import { randomBytes } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { SpanKind, context, trace } from '@opentelemetry/api';
+import { InMemorySpanExporter, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';
+import { KafkaBus, type BusMessage } from '@th/bus';
+import { TOPICS } from '@th/contracts';
 import { otlpTypes } from '@th/ingest';
+import { currentRequestId, registerSelfTracing, withRequestId } from '@th/platform';
 import { startCluster, type Cluster } from '@th/testing';
 import { api, eventually, makeRun } from './cluster-client';
 
@@ -146,5 +151,41 @@ describe('self-tracing: one trace per request across gateway, ingest, Kafka and 
     for (const s of servers) expect(s.attributes).toMatchObject({ 'tracehouse.request_id': requestId, 'http.response.status_code': 422 });
     // Nothing was published for a refused batch.
     expect(receiver.spans.some((s) => s.traceId === traceId && s.kind === KIND.producer)).toBe(false);
+  });
+  it('the Kafka bus in this process: publish injects the context into the message headers, the consumer extracts it', async () => {
+    const exporter = new InMemorySpanExporter();
+    const tracing = registerSelfTracing(new SimpleSpanProcessor(exporter), 'bus-e2e');
+    // Topics and a group of its own on the cluster's (warm) broker.
+    const bus = new KafkaBus({ brokers: [cluster.kafka.brokers], clientId: 'tracing-e2e', partitions: 1, replicationFactor: 1, kafkaPrefix: `b${randomBytes(4).toString('hex')}.` });
+    const seen: { headers: Record<string, string>; spanId?: string; requestId?: string }[] = [];
+    try {
+      await bus.subscribe(TOPICS.runs, { groupId: 'g' }, async (batch: BusMessage<unknown>[]) => {
+        for (const m of batch) seen.push({ headers: m.headers, spanId: trace.getActiveSpan()?.spanContext().spanId, requestId: currentRequestId() });
+      });
+      const request = trace.getTracer('e2e').startSpan('request', { kind: SpanKind.SERVER });
+      const run = makeRun('bus', 1);
+      await context.with(trace.setSpan(context.active(), request), () =>
+        withRequestId('req-kafka', () => bus.publish(TOPICS.runs, [{ key: run.id, value: { kind: 'run', op: 'post', tenant_id: 't', id: run.id, received_at: new Date().toISOString(), fields: { name: 'x' } }, headers: { 'x-own': 'kept' } }])),
+      );
+      request.end();
+      const traceId = request.spanContext().traceId;
+      await eventually(async () => exporter.getFinishedSpans().map((s) => s.name), (names) => names.includes('process runs'), 60_000, 100);
+      const spans = exporter.getFinishedSpans();
+      const publish = spans.find((s) => s.name === 'publish runs')!;
+      const consume = spans.find((s) => s.name === 'process runs')!;
+      expect(publish.parentSpanContext?.spanId).toBe(request.spanContext().spanId);
+      expect(consume.spanContext().traceId).toBe(traceId);
+      expect(consume.parentSpanContext?.spanId).toBe(publish.spanContext().spanId);
+      expect(seen).toEqual([
+        {
+          headers: { 'x-own': 'kept', 'x-request-id': 'req-kafka', traceparent: `00-${traceId}-${publish.spanContext().spanId}-01` },
+          spanId: consume.spanContext().spanId,
+          requestId: 'req-kafka',
+        },
+      ]);
+    } finally {
+      await bus.close();
+      await tracing.shutdown();
+    }
   });
 });
