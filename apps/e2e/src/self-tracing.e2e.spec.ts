@@ -7,7 +7,10 @@ import { KafkaBus, type BusMessage } from '@th/bus';
 import { TOPICS } from '@th/contracts';
 import { otlpTypes } from '@th/ingest';
 import { currentRequestId, registerSelfTracing, withRequestId } from '@th/platform';
-import { startCluster, type Cluster } from '@th/testing';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createTestDatabase, startAppProcess, startCluster, type AppProcess, type Cluster } from '@th/testing';
 import { api, eventually, makeRun } from './cluster-client';
 
 // Needs `npm run build`. The cluster's services trace themselves to a small OTLP/HTTP receiver started here,
@@ -123,6 +126,7 @@ describe('self-tracing: one trace per request across gateway, ingest, Kafka and 
     const insert = one('ingest', 'insert runs', KIND.internal);
     expect(insert.parentSpanId).toBe(consume.spanId);
     expect(insert.attributes['tracehouse.rows']).toBe(1);
+    expect(spans.filter((s) => s.parentSpanId === insert.spanId && s.kind === KIND.client).map((s) => s.name)).toContain('clickhouse insert');
 
     // The exporter sends the configured headers.
     expect(receiver.headers.some((h) => h['x-api-key'] === token && h['content-type'] === 'application/x-protobuf')).toBe(true);
@@ -187,5 +191,54 @@ describe('self-tracing: one trace per request across gateway, ingest, Kafka and 
       await bus.close();
       await tracing.shutdown();
     }
+  });
+});
+
+describe('self-tracing in the standalone service: the in-process bus and the writer in the request\'s trace', () => {
+  let receiver: Receiver;
+  let standalone: AppProcess;
+  let db: Awaited<ReturnType<typeof createTestDatabase>>;
+  const work = mkdtempSync(join(tmpdir(), 'th-self-tracing-'));
+  const apiKey = `th_${randomBytes(12).toString('hex')}`;
+
+  beforeAll(async () => {
+    receiver = await startReceiver();
+    db = await createTestDatabase('th_self_tracing');
+    standalone = await startAppProcess(
+      'standalone',
+      { DATA_DIR: work, DATABASE_URL: db.url, BOOTSTRAP_API_KEY: apiKey, PRINT_BANNER: 'false', WEB_LINK_PORT: '0', OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: `${receiver.url}/v1/traces`, OTEL_SERVICE_NAME: 'tracehouse-standalone' },
+      { timeoutMs: 300_000 },
+    );
+  });
+  afterAll(async () => {
+    await standalone?.stop();
+    await db?.drop();
+    await new Promise((r) => receiver?.server.close(r));
+    rmSync(work, { recursive: true, force: true });
+  });
+
+  it('server span, publish, process and insert in one trace, with the request id in the answer', async () => {
+    const traceId = randomBytes(16).toString('hex');
+    const run = makeRun('self-tracing-standalone', 1);
+    const res = await api(standalone.url, apiKey)('/api/v1/runs/batch', { method: 'POST', json: { post: [run.post] }, headers: { traceparent: `00-${traceId}-${randomBytes(8).toString('hex')}-01` } });
+    expect(res.status).toBe(202);
+    expect(res.headers.get('x-request-id')).toMatch(/^[0-9a-f-]{36}$/);
+    const spans = await eventually(
+      async () => receiver.spans.filter((s) => s.traceId === traceId),
+      (list) => list.some((s) => s.name === 'insert runs') && list.some((s) => s.kind === KIND.server),
+      60_000,
+      250,
+    );
+    expect(new Set(spans.map((s) => s.service))).toEqual(new Set(['tracehouse-standalone']));
+    const server = spans.find((s) => s.kind === KIND.server)!;
+    expect(server.name).toBe('POST /api/v1/runs/batch');
+    const publish = spans.find((s) => s.name === 'publish runs')!;
+    expect(publish.parentSpanId).toBe(server.spanId);
+    const consume = spans.find((s) => s.name === 'process runs')!;
+    expect(consume.parentSpanId).toBe(publish.spanId);
+    const insert = spans.find((s) => s.name === 'insert runs')!;
+    expect(insert.parentSpanId).toBe(consume.spanId);
+    // The embedded engine's statements are spans too, under the insert (in process, rows go in by `INSERT ... FROM INFILE`, a command).
+    expect(spans.filter((s) => s.parentSpanId === insert.spanId).map((s) => s.name)).toContain('clickhouse command');
   });
 });
