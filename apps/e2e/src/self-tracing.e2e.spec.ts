@@ -240,5 +240,21 @@ describe('self-tracing in the standalone service: the in-process bus and the wri
     expect(insert.parentSpanId).toBe(consume.spanId);
     // The embedded engine's statements are spans too, under the insert (in process, rows go in by `INSERT ... FROM INFILE`, a command).
     expect(spans.filter((s) => s.parentSpanId === insert.spanId).map((s) => s.name)).toContain('clickhouse command');
+
+    // Creating a project: PostgreSQL statements under the request's span.
+    const projectTrace = randomBytes(16).toString('hex');
+    const created = await api(standalone.url, apiKey)('/api/v1/sessions', { method: 'POST', json: { name: `p-${randomBytes(4).toString('hex')}` }, headers: { traceparent: `00-${projectTrace}-${randomBytes(8).toString('hex')}-01` } });
+    expect(created.status).toBe(200);
+    const projectSpans = await eventually(
+      async () => receiver.spans.filter((s) => s.traceId === projectTrace),
+      (list) => list.some((s) => s.kind === KIND.server) && list.some((s) => s.name === 'postgres query'),
+      30_000,
+      250,
+    );
+    const projectServer = projectSpans.find((s) => s.kind === KIND.server)!;
+    expect(projectServer.name).toBe('POST /api/v1/sessions');
+    const pg = projectSpans.filter((s) => s.name === 'postgres query');
+    expect(pg.length).toBeGreaterThan(0);
+    for (const q of pg) expect(q).toMatchObject({ kind: KIND.client, attributes: { 'db.system.name': 'postgresql' } });
   });
 });

@@ -21,3 +21,4 @@ export * from './page-cursor';
 export * from './json-text';
 export * from './metrics';
 export * from './self-tracing';
+export * from './route-template';

@@ -6,7 +6,7 @@ import { OTLPTraceExporter as OtlpProtoExporter } from '@opentelemetry/exporter-
 import { resourceFromAttributes } from '@opentelemetry/resources';
 import { BatchSpanProcessor, type SpanProcessor } from '@opentelemetry/sdk-trace-base';
 import { NodeTracerProvider } from '@opentelemetry/sdk-trace-node';
-import { routeTemplateOf } from './metrics';
+import { routeTemplateOf } from './route-template';
 
 /**
  * The services tracing themselves with OpenTelemetry (docs/self-tracing.md). Off unless an OTLP endpoint is
@@ -266,6 +266,17 @@ export function tracedConsume<T>(topic: string, group: string, headers: readonly
       }
     },
   );
+}
+
+/** A span, child of the active one, for work that is not one promise (end it with endSpan); null when off. */
+export function startSpan(name: string, kind: SpanKind, attributes: Attributes): Span | null {
+  return tracer === null ? null : tracer.startSpan(name, { kind, attributes });
+}
+
+/** Ends a span from startSpan, as failed when `err` is given. */
+export function endSpan(span: Span, err?: unknown): void {
+  if (err !== undefined) failed(span, err);
+  span.end();
 }
 
 /** Runs `fn` inside an INTERNAL (or CLIENT) span, child of the active one; off: `fn(null)`. */
