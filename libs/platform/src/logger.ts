@@ -1,5 +1,5 @@
 import type { LoggerService } from '@nestjs/common';
-import { logCorrelation } from './self-tracing';
+import { logCorrelation, selfTracingOn } from './self-tracing';
 import { maskUrlCredentials } from './url-credentials';
 
 const LEVELS = { debug: 10, info: 20, warn: 30, error: 40 } as const;
@@ -37,7 +37,7 @@ export class JsonLogger implements LoggerService {
     const context = typeof rest[rest.length - 1] === 'string' ? (rest.pop() as string) : undefined;
     const entry: Record<string, unknown> = { time: new Date().toISOString(), level, service: this.service };
     if (context) entry.context = context;
-    Object.assign(entry, logCorrelation());
+    if (selfTracingOn()) Object.assign(entry, logCorrelation());
     if (message instanceof Error) {
       entry.msg = message.message;
       entry.stack = message.stack;

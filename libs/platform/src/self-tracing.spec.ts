@@ -168,3 +168,32 @@ describe('an HTTP app with self-tracing on (OTLP/JSON to a real receiver)', () =
     expect(lines.find((l) => l.msg === 'inside child')).toMatchObject({ trace_id: traceId, span_id: child.spanId, request_id: 'req-7' });
   });
 });
+
+describe('an export the receiver refuses', () => {
+  it('is logged as a JSON line (the SDK\'s own errors), and the app keeps answering', async () => {
+    const refusing = createServer((req, res) => {
+      req.resume();
+      req.on('end', () => res.writeHead(400, { 'content-type': 'application/json' }).end('{"error":"no"}'));
+    });
+    await new Promise<void>((r) => refusing.listen(0, '127.0.0.1', r));
+    const app = await createHttpApp(EchoModule, {
+      service: 'probe',
+      logLevel: 'warn',
+      maxBodyBytes: 4096,
+      tracing: { OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: `http://127.0.0.1:${(refusing.address() as AddressInfo).port}/v1/traces`, OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json' },
+    });
+    const { url, close } = await listen(app, '127.0.0.1', 0);
+    const out = captureStdout();
+    try {
+      const res = await fetch(`${url}/echo`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' });
+      expect(res.status).toBe(201);
+    } finally {
+      await close(); // flushes: the export is refused
+      out.restore();
+      await new Promise((r) => refusing.close(r));
+    }
+    const errors = out.lines().filter((l) => l.context === 'self-tracing');
+    expect(errors.length).toBeGreaterThan(0);
+    expect(errors[0]).toMatchObject({ level: 'error', service: 'probe' });
+  });
+});

@@ -1,12 +1,13 @@
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
-import { ROOT_CONTEXT, SpanKind, SpanStatusCode, context, createContextKey, propagation, trace, type Attributes, type Context, type Link, type Span, type Tracer } from '@opentelemetry/api';
+import { DiagLogLevel, ROOT_CONTEXT, SpanKind, SpanStatusCode, context, createContextKey, diag, propagation, trace, type Attributes, type Context, type Link, type Span, type Tracer } from '@opentelemetry/api';
 import { OTLPTraceExporter as OtlpJsonExporter } from '@opentelemetry/exporter-trace-otlp-http';
 import { OTLPTraceExporter as OtlpProtoExporter } from '@opentelemetry/exporter-trace-otlp-proto';
 import { resourceFromAttributes } from '@opentelemetry/resources';
 import { BatchSpanProcessor, type SpanProcessor } from '@opentelemetry/sdk-trace-base';
 import { NodeTracerProvider } from '@opentelemetry/sdk-trace-node';
 import { routeTemplateOf } from './route-template';
+import { maskUrlCredentials } from './url-credentials';
 
 /**
  * The services tracing themselves with OpenTelemetry (docs/self-tracing.md). Off unless an OTLP endpoint is
@@ -78,6 +79,10 @@ export function registerSelfTracing(processor: SpanProcessor, serviceName: strin
   });
   // The default context manager (AsyncLocalStorage) and propagator (W3C trace context and baggage).
   p.register();
+  // The SDK's own warnings and errors (an export that failed: the receiver down, refused, too slow) as log lines.
+  const line = (level: 'warn' | 'error') => (message: string, ...args: unknown[]) =>
+    process.stdout.write(maskUrlCredentials(JSON.stringify({ time: new Date().toISOString(), level, service: serviceName, context: 'self-tracing', msg: message, detail: args.map((a) => (a instanceof Error ? a.message : String(a))).join(' ') })) + '\n');
+  diag.setLogger({ error: line('error'), warn: line('warn'), info: () => undefined, debug: () => undefined, verbose: () => undefined }, DiagLogLevel.WARN);
   provider = p;
   tracer = p.getTracer('tracehouse');
   return {
@@ -93,10 +98,16 @@ export async function shutdownSelfTracing(): Promise<void> {
   if (p === null) return;
   tracer = null;
   provider = null;
-  await p.shutdown();
+  try {
+    await p.shutdown();
+  } catch (err) {
+    // The last spans could not be exported: said in the logs, and the close goes on.
+    diag.error('the last spans were not exported', err);
+  }
   trace.disable();
   context.disable();
   propagation.disable();
+  diag.disable();
 }
 
 /** True when this process traces itself. */

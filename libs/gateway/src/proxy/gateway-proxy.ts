@@ -1,7 +1,7 @@
 import * as http from 'node:http';
 import { IDENTITY_HEADER, IdentitySigner, type IdentityResolver } from '@th/auth';
 import type { RouteSpec, ServiceName } from '@th/contracts';
-import { DomainError, HTTP_STATUS, endClientSpan, setRouteTemplate, startClientSpan, type Span } from '@th/platform';
+import { DomainError, HTTP_STATUS, endClientSpan, selfTracingOn, setRouteTemplate, startClientSpan, type Span } from '@th/platform';
 import { RouteMatcher } from '../routes/route-matcher';
 import { UpstreamPool, type UpstreamExchange, type UpstreamResponseHandler } from './upstream-client';
 
@@ -229,7 +229,7 @@ export function gatewayProxy(opts: { upstreams: Upstreams; resolver: IdentityRes
     let lines = '';
     const inbound = req.headers;
     // Self-tracing on: the service's parent is this hop's span, not the caller's.
-    const traced = startClientSpan(`${req.method ?? 'GET'} ${route.path}`, { 'http.request.method': req.method ?? 'GET', 'http.route': route.path, 'server.address': base, 'tracehouse.service': route.service });
+    const traced = selfTracingOn() ? startClientSpan(`${req.method ?? 'GET'} ${route.path}`, { 'http.request.method': req.method ?? 'GET', 'http.route': route.path, 'server.address': base, 'tracehouse.service': route.service }) : null;
     for (const k in inbound) {
       if (NOT_FORWARDED.has(k)) continue;
       if (traced !== null && TRACE_HEADERS.has(k)) continue;
