@@ -8,7 +8,7 @@ runUntilSignal('agent-server', async () => {
   const config = loadAgentServerConfig(process.env);
   @Module({ imports: [HealthModule, AgentServerModule.forRoot(config)] })
   class AgentServerAppModule {}
-  const app = await createHttpApp(AgentServerAppModule, { service: 'agent-server', logLevel: config.LOG_LEVEL, maxBodyBytes: config.MAX_BODY_BYTES, metrics: config });
+  const app = await createHttpApp(AgentServerAppModule, { service: 'agent-server', logLevel: config.LOG_LEVEL, maxBodyBytes: config.MAX_BODY_BYTES, metrics: config, tracing: config });
   installFastPath(app, config.MAX_BODY_BYTES);
   return config.LISTEN_SOCKET ? listenSocket(app, config.LISTEN_SOCKET) : listen(app, config.HOST, config.PORT);
 });

@@ -31,7 +31,7 @@ runUntilSignal('audit', async () => {
     ],
   })
   class AuditAppModule {}
-  const app = await createHttpApp(AuditAppModule, { service: 'audit', logLevel: config.LOG_LEVEL, maxBodyBytes: config.MAX_BODY_BYTES, metrics: config });
+  const app = await createHttpApp(AuditAppModule, { service: 'audit', logLevel: config.LOG_LEVEL, maxBodyBytes: config.MAX_BODY_BYTES, metrics: config, tracing: config });
   await app.get(EventBus).healthy(); // joins the bus: topics exist
   await startBusConsumers(app);
   return listen(app, config.HOST, config.PORT, () => db.destroy());

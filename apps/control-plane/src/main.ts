@@ -40,7 +40,7 @@ runUntilSignal('control-plane', async () => {
     ],
   })
   class ControlPlaneAppModule {}
-  const app = await createHttpApp(ControlPlaneAppModule, { service: 'control-plane', logLevel: config.LOG_LEVEL, maxBodyBytes: config.MAX_BODY_BYTES, metrics: config });
+  const app = await createHttpApp(ControlPlaneAppModule, { service: 'control-plane', logLevel: config.LOG_LEVEL, maxBodyBytes: config.MAX_BODY_BYTES, metrics: config, tracing: config });
   await app.get(EventBus).healthy(); // joins the bus: topics exist, producer connected
   await startBusConsumers(app);
   return listen(app, config.HOST, config.PORT);

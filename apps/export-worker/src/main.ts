@@ -39,7 +39,7 @@ runUntilSignal('export-worker', async () => {
     ],
   })
   class ExportWorkerAppModule {}
-  const app = await createHttpApp(ExportWorkerAppModule, { service: 'export-worker', logLevel: config.LOG_LEVEL, maxBodyBytes: config.MAX_BODY_BYTES, metrics: config });
+  const app = await createHttpApp(ExportWorkerAppModule, { service: 'export-worker', logLevel: config.LOG_LEVEL, maxBodyBytes: config.MAX_BODY_BYTES, metrics: config, tracing: config });
   await startBusConsumers(app);
   return listen(app, config.HOST, config.PORT, () => db.destroy());
 });

@@ -51,7 +51,7 @@ runUntilSignal('gateway', async () => {
   };
   const proxy = gatewayProxy({ upstreams, resolver: identity, signingKey: config.INTERNAL_SIGNING_KEY, maxBodyBytes: config.MAX_BODY_BYTES });
   // The gateway's own routes (admin, /info, /ok) go through Express, rate-limited by the same limiter.
-  const app = await createHttpApp(GatewayAppModule, { service: 'gateway', logLevel: config.LOG_LEVEL, maxBodyBytes: config.MAX_BODY_BYTES, metrics: config, beforeBody: [rateLimit.middleware], webDir: config.WEB_DIR });
+  const app = await createHttpApp(GatewayAppModule, { service: 'gateway', logLevel: config.LOG_LEVEL, maxBodyBytes: config.MAX_BODY_BYTES, metrics: config, tracing: config, beforeBody: [rateLimit.middleware], webDir: config.WEB_DIR });
   // The proxied routes skip Express and Nest: rate limit, authenticate, sign, stream (the hot path).
   serveProxiedRoutesFirst(app.getHttpServer(), { upstreams, limiter: rateLimit.limiter, proxy });
   await app.get(EventBus).healthy(); // joins the bus: topics exist, producer connected

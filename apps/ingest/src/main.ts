@@ -49,7 +49,7 @@ runUntilSignal('ingest', async () => {
     ],
   })
   class IngestAppModule {}
-  const app = await createHttpApp(IngestAppModule, { service: 'ingest', logLevel: config.LOG_LEVEL, maxBodyBytes: config.MAX_BODY_BYTES, metrics: config });
+  const app = await createHttpApp(IngestAppModule, { service: 'ingest', logLevel: config.LOG_LEVEL, maxBodyBytes: config.MAX_BODY_BYTES, metrics: config, tracing: config });
   await startBusConsumers(app);
   return listen(app, config.HOST, config.PORT);
 });

@@ -43,7 +43,7 @@ runUntilSignal('query', async () => {
     ],
   })
   class QueryAppModule {}
-  const app = await createHttpApp(QueryAppModule, { service: 'query', logLevel: config.LOG_LEVEL, maxBodyBytes: config.MAX_BODY_BYTES, metrics: config });
+  const app = await createHttpApp(QueryAppModule, { service: 'query', logLevel: config.LOG_LEVEL, maxBodyBytes: config.MAX_BODY_BYTES, metrics: config, tracing: config });
   await startBusConsumers(app);
   return listen(app, config.HOST, config.PORT, () => Promise.all([db.destroy(), datasetsDb.destroy(), promptHubDb.destroy()]));
 });

@@ -12,7 +12,7 @@ import { openServiceDataSource, startEmbeddedPostgres, type EmbeddedPostgresHand
 import { GATEWAY_ENTITIES, GATEWAY_MIGRATIONS, IdentityService, generateApiKey } from '@th/gateway';
 import { createMemoryRateLimiter, type RateLimiter } from '@th/gateway';
 import { EXPORTS_ENTITIES, EXPORTS_MIGRATIONS, EXPORTS_SCHEMA } from '@th/export-worker';
-import { createHttpApp } from '@th/platform';
+import { createHttpApp, shutdownSelfTracing, traceHttpServer } from '@th/platform';
 import { QUERY_ENTITIES, QUERY_MIGRATIONS } from '@th/query';
 import { DATASETS_ENTITIES, DATASETS_MIGRATIONS, DATASETS_SCHEMA } from '@th/datasets';
 import { PROMPT_HUB_ENTITIES, PROMPT_HUB_MIGRATIONS, PROMPT_HUB_SCHEMA } from '@th/prompt-hub';
@@ -172,10 +172,11 @@ export async function startStandalone(config: StandaloneConfig): Promise<Running
         batchSizeLimit: config.INGEST_BATCH_SIZE_LIMIT,
       },
     }),
-    { service: 'standalone', logLevel: config.LOG_LEVEL, maxBodyBytes: config.MAX_BODY_BYTES, metrics: config, beforeBody: [rateLimit.middleware], webDir: config.WEB_DIR },
+    { service: 'standalone', logLevel: config.LOG_LEVEL, maxBodyBytes: config.MAX_BODY_BYTES, metrics: config, tracing: config, beforeBody: [rateLimit.middleware], webDir: config.WEB_DIR },
   );
   const seeded = await identity.bootstrap(apiKey);
   await startBusConsumers(app);
+  traceHttpServer(app.getHttpServer());
   await app.listen(config.PORT, config.HOST);
   const addr = app.getHttpServer().address() as { port: number };
   const url = `http://${config.HOST === '0.0.0.0' ? '127.0.0.1' : config.HOST}:${addr.port}`;
@@ -210,6 +211,7 @@ export async function startStandalone(config: StandaloneConfig): Promise<Running
       await auditDb.destroy();
       await exportsDb.destroy();
       if (pg) await pg.stop();
+      await shutdownSelfTracing();
     },
   };
 }

@@ -1,6 +1,6 @@
 import { Logger } from '@nestjs/common';
 import type { TopicName, TopicPayload } from '@th/contracts';
-import { DomainError, ErrorCode , METRICS, onScrape } from '@th/platform';
+import { DomainError, ErrorCode, METRICS, onScrape, selfTracingOn, tracedConsume, tracedPublish } from '@th/platform';
 import { BatchHandler, BusMessage, EventBus, OutgoingMessage, SubscribeOptions, deadLetterTopic } from './bus';
 import { decodeRecord, DurableLog, encodeRecord, type LogRecord, type Segment } from './durable-log';
 
@@ -105,6 +105,11 @@ export class InProcessBus extends EventBus {
 
   async publish<T extends TopicName>(topic: T, messages: OutgoingMessage<TopicPayload<T>>[]): Promise<void> {
     if (this.closed) throw new DomainError(ErrorCode.Unavailable, 'bus is closed');
+    if (selfTracingOn()) return tracedPublish(topic, messages.length, (trace) => this.publishNow(topic, messages.map((m) => ({ ...m, headers: { ...m.headers, ...trace } }))));
+    return this.publishNow(topic, messages);
+  }
+
+  private async publishNow<T extends TopicName>(topic: T, messages: OutgoingMessage<TopicPayload<T>>[]): Promise<void> {
     if (this.log && this.loggedTopics.has(topic)) return this.publishLogged(topic, messages);
     const subs = this.subs.get(topic) ?? [];
     if (subs.length === 0 || messages.length === 0) return;
@@ -239,7 +244,8 @@ export class InProcessBus extends EventBus {
   private async deliver(sub: Subscription, batch: Pending[], hooks: { writing(): void }): Promise<void> {
     for (let attempt = 1; ; attempt++) {
       try {
-        const result = await sub.handler(batch.map(messageOf), hooks);
+        const messages = batch.map(messageOf);
+        const result = selfTracingOn() ? await tracedConsume(sub.topic, sub.groupId, messages.map((m) => m.headers), () => sub.handler(messages, hooks)) : await sub.handler(messages, hooks);
         METRICS.kafkaConsumedMessages.inc({ topic: sub.topic, group: sub.groupId }, batch.length);
         for (const r of result?.rejected ?? []) {
           METRICS.deadLettered.inc({ topic: sub.topic, reason: 'rejected' });

@@ -1,7 +1,7 @@
 import { Logger } from '@nestjs/common';
 import { Kafka, logLevel, type Consumer, type Producer, type KafkaMessage, type Admin, CompressionTypes } from 'kafkajs';
 import { TOPICS, topicPayloadSchemas, type TopicName, type TopicPayload } from '@th/contracts';
-import { METRICS, onScrape } from '@th/platform';
+import { METRICS, onScrape, tracedConsume, tracedPublish } from '@th/platform';
 import { BatchHandler, BusMessage, EventBus, OutgoingMessage, SubscribeOptions, deadLetterTopic } from './bus';
 
 export interface KafkaBusOptions {
@@ -114,7 +114,9 @@ export class KafkaBus extends EventBus {
   async publish<T extends TopicName>(topic: T, messages: OutgoingMessage<TopicPayload<T>>[]): Promise<void> {
     if (messages.length === 0) return;
     await this.start();
-    await this.enqueue(topic, messages.map((m) => ({ key: m.key, value: JSON.stringify(m.value), headers: m.headers })));
+    await tracedPublish(topic, messages.length, (trace) =>
+      this.enqueue(topic, messages.map((m) => ({ key: m.key, value: JSON.stringify(m.value), headers: trace === undefined ? m.headers : { ...m.headers, ...trace } }))),
+    );
   }
 
   private enqueue(label: string, messages: QueuedSend['messages']): Promise<void> {
@@ -227,7 +229,7 @@ export class KafkaBus extends EventBus {
         for (;;) {
           if (!isRunning() || isStale()) return; // rebalanced away: the next owner re-reads from the committed offset
           try {
-            const result = parsed.length > 0 ? await handler(parsed) : undefined;
+            const result = parsed.length > 0 ? await tracedConsume(topic, opts.groupId, parsed.map((m) => m.headers), () => handler(parsed)) : undefined;
             for (const r of result?.rejected ?? []) {
               poison.push({ raw: batch.messages.find((m) => m.offset === r.message.offset)!, kind: 'rejected', reason: r.reason });
             }

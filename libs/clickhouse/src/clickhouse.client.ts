@@ -3,7 +3,7 @@ import { Readable } from 'node:stream';
 import { createClient, type ClickHouseClient } from '@clickhouse/client';
 import { migrateClickHouse } from './migrator';
 import { inlineParams, quoteString } from './inline-params';
-import { METRICS } from '@th/platform';
+import { METRICS, SpanKind, inSpan, selfTracingOn } from '@th/platform';
 
 export type QueryParams = Record<string, unknown>;
 
@@ -46,7 +46,13 @@ export class ClickHouse {
   ) {}
 
   /** The least busy lane, held for the duration of `fn` (timed as a statement of `kind`). */
-  private async on<T>(kind: 'query' | 'command' | 'insert' | 'ping', fn: (lane: Lane) => Promise<T>): Promise<T> {
+  private on<T>(kind: 'query' | 'command' | 'insert' | 'ping', fn: (lane: Lane) => Promise<T>): Promise<T> {
+    // Self-tracing on: a CLIENT span per statement (health pings excepted).
+    if (kind === 'ping' || !selfTracingOn()) return this.onLane(kind, fn);
+    return inSpan(`clickhouse ${kind}`, { 'db.system.name': 'clickhouse' }, () => this.onLane(kind, fn), SpanKind.CLIENT);
+  }
+
+  private async onLane<T>(kind: 'query' | 'command' | 'insert' | 'ping', fn: (lane: Lane) => Promise<T>): Promise<T> {
     let lane = this.lanes[0];
     for (const l of this.lanes) if (l.busy < lane.busy) lane = l;
     lane.busy++;

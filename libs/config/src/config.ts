@@ -53,6 +53,22 @@ export const bool = (fallback: boolean) => queryBool.default(fallback);
 
 export const DEFAULT_SERVICE_VERSION = '0.18.0';
 
+/**
+ * The service tracing itself (docs/self-tracing.md): off unless an OTLP/HTTP endpoint is set. The standard
+ * OpenTelemetry variables, read here once (the SDK's own reading of the environment is not relied on).
+ */
+export const selfTracingConfigShape = {
+  /** Base URL of an OTLP/HTTP receiver; traces go to `<base>/v1/traces`. */
+  OTEL_EXPORTER_OTLP_ENDPOINT: z.string().url().optional(),
+  /** The traces URL itself (wins over OTEL_EXPORTER_OTLP_ENDPOINT). */
+  OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: z.string().url().optional(),
+  OTEL_EXPORTER_OTLP_PROTOCOL: z.enum(['http/protobuf', 'http/json']).default('http/protobuf'),
+  /** Headers of every export, `name=value` pairs separated by commas (URL-encoded values), e.g. `x-api-key=...`. */
+  OTEL_EXPORTER_OTLP_HEADERS: secret(z.string().optional()),
+  /** The spans' `service.name`; default the app's name (gateway, ingest, ...). */
+  OTEL_SERVICE_NAME: z.string().min(1).optional(),
+};
+
 /** Settings every service shares. */
 export const commonConfigShape = {
   LOG_LEVEL: z.enum(['debug', 'info', 'warn', 'error']).default('info'),
@@ -66,6 +82,7 @@ export const commonConfigShape = {
   METRICS_PORT: z.coerce.number().int().min(1).max(65535).optional(),
   /** On the public port, /metrics asks for `Authorization: Bearer <METRICS_TOKEN>`; unset: open (see docs/metrics.md). */
   METRICS_TOKEN: secret(z.string().min(16).optional()),
+  ...selfTracingConfigShape,
 };
 
 export const kafkaConfigShape = {

@@ -2,7 +2,7 @@ import { Inject, Injectable, Logger, OnApplicationBootstrap } from '@nestjs/comm
 import type { ModelPriceMap, RunControlEvent, RunEvent, TopicPayload } from '@th/contracts';
 import type { BatchHooks, BusMessage, Rejection, SubscribeOptions } from '@th/bus';
 import { byIdsCondition, ClickHouse, RUNS_BY_ID } from '@th/clickhouse';
-import { EventLoopPacer, METRICS, prepareJsonText } from '@th/platform';
+import { EventLoopPacer, METRICS, inSpan, prepareJsonText } from '@th/platform';
 import { DEFAULT_GROUP_INSERT_OPTIONS, GroupInsert } from './group-insert';
 import { RunCache } from './run-cache';
 import { NewRunFilter } from './new-run-filter';
@@ -191,31 +191,35 @@ export class RunWriterService implements OnApplicationBootstrap {
     }
     // The batch's rows, encoded straight into the next insert's body (RowBinary): no row strings to
     // keep alive until the insert is done. One write per slice; the batch is done when every slice has landed.
-    const writes: Promise<void>[] = [];
-    for (let i = 0; i < merged.length; i += MERGE_SLICE) {
-      if (i > 0 && pacer.due()) await pacer.yield();
-      const attachmentLines: string[] = [];
-      const landed = this.rows.write((w) => {
-        for (const m of merged.slice(i, i + MERGE_SLICE)) {
-          const mark = w.mark();
-          try {
-            const key = encodeRunRow(w, m.run, m.run.version, m.receivedAt, m.computed, llm.get(m.run) ?? null);
-            // Every version (and delete marker) also lands in runs_by_id, through its view (migration 0014).
-            for (const old of m.oldKeys) if (old !== key) encodeTombstone(w, m.run.tenant_id, m.run.id, old, m.run.version);
-            attachmentLines.push(...m.attachmentLines);
-          } catch (err) {
-            w.rewind(mark);
-            for (const msg of m.events) rejected.push({ message: msg, reason: `serialize failed: ${(err as Error).message}` });
+    // Self-tracing on: the batch's write (its rows' share of the grouped inserts) is a span of its own.
+    const written = inSpan('insert runs', { 'tracehouse.rows': merged.length }, async () => {
+      const writes: Promise<void>[] = [];
+      for (let i = 0; i < merged.length; i += MERGE_SLICE) {
+        if (i > 0 && pacer.due()) await pacer.yield();
+        const attachmentLines: string[] = [];
+        const landed = this.rows.write((w) => {
+          for (const m of merged.slice(i, i + MERGE_SLICE)) {
+            const mark = w.mark();
+            try {
+              const key = encodeRunRow(w, m.run, m.run.version, m.receivedAt, m.computed, llm.get(m.run) ?? null);
+              // Every version (and delete marker) also lands in runs_by_id, through its view (migration 0014).
+              for (const old of m.oldKeys) if (old !== key) encodeTombstone(w, m.run.tenant_id, m.run.id, old, m.run.version);
+              attachmentLines.push(...m.attachmentLines);
+            } catch (err) {
+              w.rewind(mark);
+              for (const msg of m.events) rejected.push({ message: msg, reason: `serialize failed: ${(err as Error).message}` });
+            }
           }
-        }
-      }, attachmentLines);
-      landed.catch(() => undefined); // awaited below, with the others
-      writes.push(landed);
-    }
-    // The next batch's merge and rows may be built while these rows are written.
-    hooks?.writing();
-    try {
+        }, attachmentLines);
+        landed.catch(() => undefined); // awaited below, with the others
+        writes.push(landed);
+      }
+      // The next batch's merge and rows may be built while these rows are written.
+      hooks?.writing();
       await Promise.all(writes);
+    });
+    try {
+      await written;
     } catch (err) {
       // The cache already holds these versions: forget them, so the retry merges from what ClickHouse has.
       for (const m of merged) this.cache.delete(RunCache.key(m.run.tenant_id, m.run.id));

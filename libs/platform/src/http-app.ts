@@ -10,6 +10,7 @@ import { HttpExceptionFilter } from './http-exception.filter';
 import { JsonBodyPool } from './json-body-pool';
 import { JsonLogger, type LogLevel } from './logger';
 import { enableProcessMetrics, httpMetricsMiddleware, metricsEndpoint, startMetricsServer } from './metrics';
+import { requestIdResponseHeader, shutdownSelfTracing, startSelfTracing, traceHttpServer, type SelfTracingSettings } from './self-tracing';
 import { webAppMiddleware } from './web-app';
 
 export interface HttpAppOptions {
@@ -25,6 +26,11 @@ export interface HttpAppOptions {
    * port, behind the METRICS_TOKEN bearer token when one is set.
    */
   metrics?: { METRICS_PORT?: number; METRICS_TOKEN?: string; HOST?: string };
+  /**
+   * The OTEL_* settings: with an endpoint, the process traces itself (docs/self-tracing.md); its requests are
+   * traced once `listen` (or `traceHttpServer`, for an app that listens by itself) wraps the server.
+   */
+  tracing?: SelfTracingSettings;
 }
 
 /**
@@ -65,6 +71,7 @@ class ExpressAdapterWithAppPrototypes extends ExpressAdapter {
 
 /** Creates a Nest HTTP app with the house body handling, error shapes and path prefixes. */
 export async function createHttpApp(module: Parameters<typeof NestFactory.create>[0], opts: HttpAppOptions): Promise<INestApplication> {
+  const tracing = opts.tracing ? startSelfTracing(opts.tracing, opts.service) : null;
   const app = await NestFactory.create<NestExpressApplication>(module, new ExpressAdapterWithAppPrototypes(), {
     bodyParser: false,
     logger: new JsonLogger(opts.service, opts.logLevel),
@@ -74,6 +81,7 @@ export async function createHttpApp(module: Parameters<typeof NestFactory.create
   app.set('etag', false);
   enableProcessMetrics();
   app.use(httpMetricsMiddleware);
+  if (tracing) app.use(requestIdResponseHeader);
   if (opts.metrics?.METRICS_PORT) {
     const server = await startMetricsServer(opts.metrics.HOST ?? '127.0.0.1', opts.metrics.METRICS_PORT);
     app.getHttpServer().once('close', () => server.close());
@@ -95,6 +103,8 @@ export async function createHttpApp(module: Parameters<typeof NestFactory.create
 
 /** Listens on host:port and returns the address and an ordered close (the app, then `also`). */
 export async function listen(app: INestApplication, host: string, port: number, also: () => Promise<unknown> = async () => undefined): Promise<{ url: string; close(): Promise<void> }> {
+  // Last of the request listeners' wrappers (the gateway's proxied routes included), so every request is traced.
+  traceHttpServer(app.getHttpServer());
   await app.listen(port, host);
   const { port: bound } = app.getHttpServer().address() as { port: number };
   return {
@@ -102,6 +112,7 @@ export async function listen(app: INestApplication, host: string, port: number, 
     async close() {
       await app.close();
       await also();
+      await shutdownSelfTracing();
     },
   };
 }
@@ -113,12 +124,14 @@ export async function listen(app: INestApplication, host: string, port: number, 
 export async function listenSocket(app: INestApplication, socket: string, also: () => Promise<unknown> = async () => undefined): Promise<{ url: string; close(): Promise<void> }> {
   const fd = /^fd:(\d+)$/.exec(socket);
   if (!fd) rmSync(socket, { force: true });
+  traceHttpServer(app.getHttpServer());
   await app.listen((fd ? { fd: Number(fd[1]) } : socket) as unknown as string);
   return {
     url: fd ? `unix:fd ${fd[1]}` : `unix:${socket}`,
     async close() {
       await app.close();
       await also();
+      await shutdownSelfTracing();
     },
   };
 }

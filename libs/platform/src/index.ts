@@ -20,3 +20,5 @@ export * from './request-url';
 export * from './page-cursor';
 export * from './json-text';
 export * from './metrics';
+export * from './self-tracing';
+export * from './route-template';

@@ -1,10 +1,14 @@
 import type { LoggerService } from '@nestjs/common';
+import { logCorrelation, selfTracingOn } from './self-tracing';
 import { maskUrlCredentials } from './url-credentials';
 
 const LEVELS = { debug: 10, info: 20, warn: 30, error: 40 } as const;
 export type LogLevel = keyof typeof LEVELS;
 
-/** Structured JSON logs on stdout; one line per event, credentials inside URLs masked. */
+/**
+ * Structured JSON logs on stdout; one line per event, credentials inside URLs masked. With self-tracing on,
+ * a line written inside a request or a message's handling carries its trace_id, span_id and request_id.
+ */
 export class JsonLogger implements LoggerService {
   private readonly min: number;
   constructor(
@@ -33,6 +37,7 @@ export class JsonLogger implements LoggerService {
     const context = typeof rest[rest.length - 1] === 'string' ? (rest.pop() as string) : undefined;
     const entry: Record<string, unknown> = { time: new Date().toISOString(), level, service: this.service };
     if (context) entry.context = context;
+    if (selfTracingOn()) Object.assign(entry, logCorrelation());
     if (message instanceof Error) {
       entry.msg = message.message;
       entry.stack = message.stack;

@@ -1,7 +1,8 @@
 import { timingSafeEqual } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
-import { routeSpecOf } from '@th/contracts';
+import { SpanKind, endSpan, startSpan } from './self-tracing';
+import { routeTemplateOf } from './route-template';
 
 /**
  * The process's Prometheus registry and every metric the services expose, declared once here (docs/metrics.md
@@ -106,30 +107,15 @@ export async function timed<T>(h: Histogram<'outcome'> | Histogram<'kind' | 'out
   }
 }
 
-const ROUTE_TEMPLATE = Symbol('th:route-template');
-/** Names the route template of a request the Nest router does not see (the gateway's proxied routes). */
-export function setRouteTemplate(req: object, template: string): void {
-  (req as Record<symbol, string>)[ROUTE_TEMPLATE] = template;
-}
-
 const METHODS = new Set(['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS']);
 const STATUS_CLASSES = ['1xx', '2xx', '3xx', '4xx', '5xx'];
-
-/** The route template a request was served by: the route table's path, the router's pattern, or `unmatched`. */
-function routeLabel(req: IncomingMessage & { route?: { path?: unknown } }): string {
-  const set = (req as unknown as Record<symbol, string | undefined>)[ROUTE_TEMPLATE];
-  if (set !== undefined) return set;
-  const routerPath = req.route?.path;
-  if (typeof routerPath !== 'string') return 'unmatched';
-  return routeSpecOf(req.method ?? 'GET', routerPath)?.path ?? routerPath.replace(/:(\w+)/g, '{$1}');
-}
 
 /** Counts and times every answered request by route template (an Express/connect middleware). */
 export function httpMetricsMiddleware(req: IncomingMessage, res: ServerResponse, next: () => void): void {
   const start = process.hrtime.bigint();
   res.once('finish', () => {
     const method = METHODS.has(req.method ?? '') ? (req.method as string) : 'OTHER';
-    const labels = { route: routeLabel(req), method, status_class: STATUS_CLASSES[Math.floor(res.statusCode / 100) - 1] ?? 'other' };
+    const labels = { route: routeTemplateOf(req), method, status_class: STATUS_CLASSES[Math.floor(res.statusCode / 100) - 1] ?? 'other' };
     METRICS.httpRequests.inc(labels);
     METRICS.httpDuration.observe(labels, Number(process.hrtime.bigint() - start) / 1e9);
   });
@@ -179,8 +165,10 @@ export interface PgPoolLike {
   totalCount: number;
   idleCount: number;
   waitingCount: number;
-  on(event: 'connect', listener: (client: { query: (...args: unknown[]) => unknown }) => void): unknown;
+  on(event: 'acquire', listener: (client: { query: (...args: unknown[]) => unknown }) => void): unknown;
 }
+
+const TIMED = Symbol('th:pg-timed');
 
 const pgPools = new Set<PgPoolLike>();
 onScrape(async () => {
@@ -203,15 +191,31 @@ onScrape(async () => {
  */
 export function instrumentPgPool(pool: PgPoolLike): { forget(): void } {
   pgPools.add(pool);
-  pool.on('connect', (client) => {
+  // On every checkout, wrapped once per client: the connection the data source opened before this ran (the one
+  // a quiet pool keeps reusing) is timed too.
+  pool.on('acquire', (client) => {
+    const marked = client as unknown as Record<symbol, boolean>;
+    if (marked[TIMED]) return;
+    marked[TIMED] = true;
     const query = client.query.bind(client);
     client.query = (...args: unknown[]) => {
+      // Self-tracing on: a CLIENT span per query (null when off).
+      const span = startSpan('postgres query', SpanKind.CLIENT, { 'db.system.name': 'postgresql' });
       const out = query(...args);
-      if (!(out instanceof Promise)) return out;
+      if (!(out instanceof Promise)) {
+        if (span) endSpan(span);
+        return out;
+      }
       const end = METRICS.postgresQueryDuration.startTimer();
       out.then(
-        () => end({ outcome: 'ok' }),
-        () => end({ outcome: 'error' }),
+        () => {
+          end({ outcome: 'ok' });
+          if (span) endSpan(span);
+        },
+        (err: unknown) => {
+          end({ outcome: 'error' });
+          if (span) endSpan(span, err);
+        },
       );
       return out;
     };

@@ -87,6 +87,8 @@ export interface Cluster {
 export type ClusterService = 'gateway' | 'ingest' | 'query' | 'export-worker' | 'audit';
 
 export interface ClusterOptions {
+  /** Settings every service of the cluster gets (before each one's own). */
+  env?: Record<string, string>;
   ingestEnv?: Record<string, string>;
   gatewayEnv?: Record<string, string>;
   /** Also start the export-worker app with these settings added (EXPORT_ENCRYPTION_KEY is generated unless given). */
@@ -131,6 +133,7 @@ export async function startCluster(opts: ClusterOptions = {}): Promise<Cluster> 
     DATABASE_URL: db.url,
     QUERY_URL: `http://127.0.0.1:${queryPort}`,
     INGEST_URL: `http://127.0.0.1:${ingestPort}`,
+    ...opts.env,
   };
   const procs: Partial<Record<ClusterService, AppProcess>> = {};
   const ports = { query: queryPort, ingest: ingestPort, gateway: await freePort(), 'export-worker': await freePort(), audit: await freePort() };

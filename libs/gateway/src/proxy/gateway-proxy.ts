@@ -1,7 +1,7 @@
 import * as http from 'node:http';
 import { IDENTITY_HEADER, IdentitySigner, type IdentityResolver } from '@th/auth';
 import type { RouteSpec, ServiceName } from '@th/contracts';
-import { DomainError, HTTP_STATUS, setRouteTemplate } from '@th/platform';
+import { DomainError, HTTP_STATUS, endClientSpan, selfTracingOn, setRouteTemplate, startClientSpan, type Span } from '@th/platform';
 import { RouteMatcher } from '../routes/route-matcher';
 import { UpstreamPool, type UpstreamExchange, type UpstreamResponseHandler } from './upstream-client';
 
@@ -66,6 +66,8 @@ const HOP_HEADERS = new Set(['connection', 'keep-alive', 'proxy-connection', 'tr
  * session cookie.
  */
 const NOT_FORWARDED = new Set([...HOP_HEADERS, 'x-api-key', 'authorization', 'cookie']);
+/** What startClientSpan writes instead of the caller's (the request id is the gateway's, already on the request). */
+const TRACE_HEADERS = new Set(['traceparent', 'tracestate', 'x-request-id']);
 /** Responses up to this size (by Content-Length) are read whole and sent with their headers in one write. */
 const BUFFERED_RESPONSE_BYTES = 64 * 1024;
 /** A request target node:http would send (it refuses anything else); the server's parser admits no other. */
@@ -101,6 +103,8 @@ function sendJson(res: http.ServerResponse, status: number, body: unknown, extra
  */
 class Relay implements UpstreamResponseHandler {
   exchange: UpstreamExchange | null = null;
+  /** The proxy hop's CLIENT span (self-tracing on). */
+  span: Span | null = null;
   private status = 0;
   private headers: string[] | null = null;
   private chunks: Buffer[] | null = null;
@@ -112,6 +116,7 @@ class Relay implements UpstreamResponseHandler {
   ) {}
 
   onHead(status: number, upstream: string[], bodyLength: number): void {
+    if (this.span !== null) this.span.setAttribute('http.response.status_code', status);
     // A flat [name, value, ...] list: writeHead serializes it as given.
     const out: string[] = [];
     const extra = this.extra;
@@ -144,6 +149,7 @@ class Relay implements UpstreamResponseHandler {
   }
 
   onEnd(): void {
+    this.endSpan(this.status || this.res.statusCode);
     const res = this.res;
     res.removeListener('close', this.onClose);
     if (this.chunks === null) {
@@ -157,6 +163,7 @@ class Relay implements UpstreamResponseHandler {
   }
 
   onError(err: Error): void {
+    this.endSpan(0, err);
     const res = this.res;
     res.removeListener('close', this.onClose);
     if (!res.headersSent) sendJson(res, 502, { detail: `Upstream unavailable: ${err.message}` }, this.extra);
@@ -164,7 +171,16 @@ class Relay implements UpstreamResponseHandler {
   }
 
   /** The caller's connection closed before the answer ended: the service's answer is not wanted. */
-  readonly onClose = () => this.exchange?.abort();
+  readonly onClose = () => {
+    if (this.span !== null) this.endSpan(0, new Error('the caller left before the answer'));
+    this.exchange?.abort();
+  };
+
+  private endSpan(status: number, err?: Error): void {
+    if (this.span === null) return;
+    endClientSpan(this.span, status, err);
+    this.span = null;
+  }
 
   /** writeHead, or 502 when the service's headers are not valid to send on. */
   private writeHead(status: number, headers: string[]): boolean {
@@ -202,7 +218,7 @@ export function gatewayProxy(opts: { upstreams: Upstreams; resolver: IdentityRes
   const signer = new IdentitySigner(opts.signingKey, opts.signatureReuseMs ?? 30_000);
   const pools = new Map<string, UpstreamPool>();
 
-  const forward = (req: ProxyRequest, res: http.ServerResponse, base: string, url: string, identityToken: string | null, extra: ExtraHeaders | undefined) => {
+  const forward = (req: ProxyRequest, res: http.ServerResponse, base: string, route: RouteSpec, url: string, identityToken: string | null, extra: ExtraHeaders | undefined) => {
     if (!VALID_PATH.test(url)) {
       sendJson(res, 400, { detail: 'Invalid request target' }, extra);
       req.resume();
@@ -212,19 +228,24 @@ export function gatewayProxy(opts: { upstreams: Upstreams; resolver: IdentityRes
     // The forwarded headers as the head's lines (latin1, as node:http parsed them).
     let lines = '';
     const inbound = req.headers;
+    // Self-tracing on: the service's parent is this hop's span, not the caller's.
+    const traced = selfTracingOn() ? startClientSpan(`${req.method ?? 'GET'} ${route.path}`, { 'http.request.method': req.method ?? 'GET', 'http.route': route.path, 'server.address': base, 'tracehouse.service': route.service }) : null;
     for (const k in inbound) {
       if (NOT_FORWARDED.has(k)) continue;
+      if (traced !== null && TRACE_HEADERS.has(k)) continue;
       const v = inbound[k];
       if (v === undefined) continue;
       if (typeof v === 'string') lines += `${k}: ${v}\r\n`;
       else for (const one of v) lines += `${k}: ${one}\r\n`;
     }
     if (identityToken !== null) lines += `${IDENTITY_HEADER}: ${identityToken}\r\n`;
+    if (traced !== null) lines += traced.headerLines;
     // The public base URL the caller used (the control plane builds upload URLs from it).
     if (inbound['x-forwarded-host'] === undefined && inbound.host !== undefined) lines += `x-forwarded-host: ${inbound.host}\r\n`;
     const length = inbound['content-length'];
     const bodyKind = inbound['transfer-encoding'] !== undefined ? 'chunked' : length === undefined || length === '0' ? 'none' : 'length';
     const relay = new Relay(res, extra);
+    if (traced !== null) relay.span = traced.span;
     res.on('close', relay.onClose);
     relay.exchange = pool.request({ method: req.method ?? 'GET', path: url, headerLines: lines, bodyKind, body: bodyKind === 'none' ? null : req }, relay);
     if (bodyKind === 'none') req.resume();
@@ -250,7 +271,7 @@ export function gatewayProxy(opts: { upstreams: Upstreams; resolver: IdentityRes
       return;
     }
     if (route!.public === true) {
-      forward(req, res, target, url, null, extra);
+      forward(req, res, target, route!, url, null, extra);
       return;
     }
     opts.resolver
@@ -261,7 +282,7 @@ export function gatewayProxy(opts: { upstreams: Upstreams; resolver: IdentityRes
           req.resume();
           return;
         }
-        forward(req, res, target, url, signer.sign(identity), extra);
+        forward(req, res, target, route!, url, signer.sign(identity), extra);
       })
       .catch((err: unknown) => {
         if (err instanceof DomainError) sendJson(res, HTTP_STATUS[err.code], { detail: err.message }, extra);
