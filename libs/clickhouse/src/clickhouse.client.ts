@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { closeSync, constants, createReadStream, ftruncateSync, openSync, readdirSync, rmSync, writeSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
-import { Readable } from 'node:stream';
+import { Readable, Transform, pipeline } from 'node:stream';
 import { createClient, type ClickHouseClient } from '@clickhouse/client';
 import { migrateClickHouse } from './migrator';
 import { inlineParams, quoteString } from './inline-params';
@@ -46,6 +46,29 @@ function removeStaleOutputs(path: string): void {
     throw err;
   }
   for (const name of names) if (name.startsWith(prefix)) rmSync(join(dirname(path), name), { force: true });
+}
+
+const PARQUET_MAGIC = Buffer.from('PAR1');
+
+/**
+ * Passes a Parquet response through and fails it unless it ends with the format's closing magic. A server
+ * that fails a query after it has begun answering appends the error text and ends the response: without
+ * this, a cut or error-tailed file would pass for a whole one.
+ */
+export function wholeParquet(): Transform {
+  let head = Buffer.alloc(0);
+  let tail = Buffer.alloc(0);
+  return new Transform({
+    transform(chunk: Buffer, _enc, done) {
+      if (head.length < 4) head = Buffer.concat([head, chunk]).subarray(0, 4);
+      tail = Buffer.concat([tail, chunk.subarray(-4)]).subarray(-4);
+      done(null, chunk);
+    },
+    flush(done) {
+      const whole = head.equals(PARQUET_MAGIC) && tail.equals(PARQUET_MAGIC);
+      done(whole ? null : new Error(`ClickHouse's Parquet output is not a whole file (it ends with ${JSON.stringify(tail.toString('latin1'))})`));
+    },
+  });
 }
 
 /**
@@ -143,7 +166,11 @@ export class ClickHouse {
     const query = set.length > 0 ? `${sql}\nSETTINGS ${set.join(', ')}` : sql;
     const target = this.target;
     if (target.kind === 'http') {
-      return this.on('query', async (lane) => (await lane.client.query({ query, query_params: params, format, abort_signal: signal })).stream());
+      // exec, not query(): a ResultSet's stream() splits its bytes into text rows at newlines, which breaks binary output.
+      return this.on('query', async (lane) => {
+        const { stream } = await lane.client.exec({ query: `${query}\nFORMAT ${format}`, query_params: params, abort_signal: signal });
+        return pipeline(stream, wholeParquet(), () => undefined);
+      });
     }
     const file = `${target.path}${OUTPUT_INFIX}${randomUUID()}.${format.toLowerCase()}`;
     try {

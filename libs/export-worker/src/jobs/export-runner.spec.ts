@@ -8,7 +8,7 @@ import { ClickHouse, migrateClickHouse } from '@th/clickhouse';
 import { RUN_FIELDS, type ExportField, type Identity } from '@th/contracts';
 import { OutboundPolicy } from '@th/platform';
 import { openServiceDataSource } from '@th/database';
-import { createTestDatabase, startS3Server, type S3Server } from '@th/testing';
+import { createTestDatabase, startClickHouseServerProcess, startS3Server, type ClickHouseServerProcess, type S3Server } from '@th/testing';
 import { EXPORTS_SCHEMA } from '../export-worker.options';
 import { ExportsRepository, type JobRow } from '../exports.repository';
 import { Exports1732260000000 } from '../migrations/1732260000000-exports';
@@ -21,12 +21,15 @@ const DAY_US = 86_400_000_000n;
 const T0_US = 1_763_164_800_000_000n; // 2025-11-15T00:00:00Z
 
 /**
- * The worker role against the real parts: PostgreSQL (jobs and leases), chDB (runs), s3proxy (the bucket).
- * Crashes are simulated at the two points that matter: between files, and after a file is uploaded but
- * before it is committed.
+ * The worker role against the real parts: PostgreSQL (jobs and leases), ClickHouse (runs), s3proxy (the
+ * bucket), with the engine in process (standalone: chDB writes each file beside its directory) and over
+ * HTTP (cluster: the ClickHouse HTTP interface in its own process, tools/ch-server, which needs `npm run
+ * build`; the file is the response body). Crashes are simulated at the two points that matter: between
+ * files, and after a file is uploaded but before it is committed.
  */
-describe('export runner: resumption, leases and exactly-once output', () => {
+describe.each([['in process'], ['over HTTP']] as const)('export runner, ClickHouse %s: resumption, leases and exactly-once output', (form) => {
   let s3: S3Server;
+  let chServer: ClickHouseServerProcess | null = null;
   let pgDb: { url: string; drop(): Promise<void> };
   let ds: DataSource;
   let ch: ClickHouse;
@@ -54,7 +57,12 @@ describe('export runner: resumption, leases and exactly-once output', () => {
     ds = await openServiceDataSource({ url: pgDb.url, schema: EXPORTS_SCHEMA, entities: [], migrations: [Exports1732260000000] });
     repo = new ExportsRepository(ds);
     chDir = mkdtempSync(join(tmpdir(), 'th-export-ch-'));
-    ch = ClickHouse.connect({ kind: 'embedded', path: chDir });
+    if (form === 'over HTTP') {
+      chServer = await startClickHouseServerProcess(join(chDir, 'engine'));
+      ch = ClickHouse.connect({ kind: 'http', url: chServer.url, user: 'default', password: '', database: 'default' });
+    } else {
+      ch = ClickHouse.connect({ kind: 'embedded', path: chDir });
+    }
     await migrateClickHouse(ch);
     // N runs over two days, each written as version 1; every 3rd run has a newer version 2 with other outputs;
     // every 10th run's newest version is a tombstone (deleted there): those must not be exported.
@@ -90,6 +98,7 @@ describe('export runner: resumption, leases and exactly-once output', () => {
 
   afterAll(async () => {
     await ch?.close();
+    await chServer?.stop();
     await ds?.destroy();
     await pgDb?.drop();
     await s3?.stop();
