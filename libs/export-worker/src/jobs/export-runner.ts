@@ -177,21 +177,44 @@ export class ExportRunner {
     };
   }
 
-  /** The files of the rest of the window, in key order: each at most `rowsPerFile` runs, all of one UTC day. Reads keys only. */
+  /**
+   * The files of the rest of the window, in key order: each at most `rowsPerFile` runs, all of one UTC day.
+   * Reads keys only: one pass counts each day and finds its last key; a day with more runs than a file
+   * holds is then read again alone, its keys sorted, to find the key at every `rowsPerFile`-th run (the
+   * engine holds that one day's keys, 24 bytes a run).
+   */
   private async planFiles(job: JobRow, from: Key): Promise<PlannedFile[]> {
+    const per = this.opts.rowsPerFile;
     const live = this.liveRuns(job, from, null);
-    const rows = await this.ch.query<{ day: string; rows: number | string; last_t: string; last_id: string }>(
-      `SELECT day, count() AS rows, toString(argMax(t_us, n)) AS last_t, toString(argMax(id, n)) AS last_id
-       FROM (
-         SELECT toString(toDate(start_time)) AS day, toUnixTimestamp64Micro(start_time) AS t_us, id,
-           row_number() OVER (PARTITION BY day ORDER BY start_time, id) AS n
-         FROM (${live.sql})
-       )
-       GROUP BY day, intDiv(n - 1, {per:UInt64}) AS part
-       ORDER BY day, part`,
-      { ...live.params, per: this.opts.rowsPerFile },
+    const days = await this.ch.query<{ day: string; rows: number | string; last_t: string; last_id: string }>(
+      `SELECT toString(toDate(start_time)) AS day, count() AS rows, max((toUnixTimestamp64Micro(start_time), id)) AS last_key,
+         toString(last_key.1) AS last_t, toString(last_key.2) AS last_id
+       FROM (${live.sql})
+       GROUP BY day
+       ORDER BY day`,
+      live.params,
     );
-    return rows.map((r) => ({ day: r.day, rows: Number(r.rows), last: { t_us: r.last_t, id: r.last_id } }));
+    const plan: PlannedFile[] = [];
+    let after = from;
+    for (const d of days) {
+      const last: Key = { t_us: d.last_t, id: d.last_id };
+      if (Number(d.rows) <= per) {
+        plan.push({ day: d.day, rows: Number(d.rows), last });
+      } else {
+        const range = this.liveRuns(job, after, last);
+        const [split] = await this.ch.query<{ total: number | string; ends: [string, string][] }>(
+          `SELECT length(ks) AS total,
+             arrayMap(k -> (toString(k.1), toString(k.2)), arrayFilter((k, i) -> i % {per:UInt64} = 0 AND i < length(ks), ks, arrayEnumerate(ks))) AS ends
+           FROM (SELECT arraySort(groupArray((toUnixTimestamp64Micro(start_time), id))) AS ks FROM (${range.sql}))`,
+          { ...range.params, per },
+        );
+        for (const [t_us, id] of split.ends) plan.push({ day: d.day, rows: per, last: { t_us, id } });
+        const rest = Number(split.total) - split.ends.length * per;
+        if (rest > 0) plan.push({ day: d.day, rows: rest, last });
+      }
+      after = last;
+    }
+    return plan;
   }
 
   /** One file's rows, in key order, as the exported fields. */
