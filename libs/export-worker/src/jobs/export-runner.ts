@@ -42,7 +42,7 @@ interface PlannedFile {
 const MAX_UUID = 'ffffffff-ffff-ffff-ffff-ffffffffffff';
 
 /**
- * Runs one export. The engine writes the Parquet: a planning query splits the rest of the job's window
+ * Runs one export. The engine writes the Parquet: planning queries (keys only) split the rest of the job's window
  * (after its cursor) into files of at most `rowsPerFile` runs of one day each, by sorting key; then each
  * file is one `SELECT ... FORMAT Parquet` over its key range, streamed to the bucket with a multipart
  * upload, and committed with the cursor at its last key. A restarted run plans again from the last
@@ -181,7 +181,7 @@ export class ExportRunner {
    * The files of the rest of the window, in key order: each at most `rowsPerFile` runs, all of one UTC day.
    * Reads keys only: one pass counts each day and finds its last key; a day with more runs than a file
    * holds is then read again alone, its keys sorted, to find the key at every `rowsPerFile`-th run (the
-   * engine holds that one day's keys, 24 bytes a run).
+   * engine holds that one day's keys, some 50 bytes a run at the peak).
    */
   private async planFiles(job: JobRow, from: Key): Promise<PlannedFile[]> {
     const per = this.opts.rowsPerFile;
