@@ -91,7 +91,6 @@ describe('bulk export, cluster form', () => {
       exportWorkerEnv: {
         EXPORT_POLL_MS: '300',
         EXPORT_LEASE_MS: '3000',
-        EXPORT_CHUNK_ROWS: '100',
         EXPORT_ROWS_PER_FILE: String(ROWS_PER_FILE),
         EXPORT_RETRY_DELAY_MS: '200',
         // The test S3 server is on 127.0.0.1: the outbound policy refuses it unless the operator lists it.

@@ -16,7 +16,6 @@ export const exportWorkerConfigSchema = z.object({
   EXPORT_POLL_MS: z.coerce.number().int().min(100).default(5_000),
   /** How long a worker holds an export without a heartbeat: a worker that died is replaced after this. */
   EXPORT_LEASE_MS: z.coerce.number().int().min(1_000).default(60_000),
-  EXPORT_CHUNK_ROWS: z.coerce.number().int().min(100).default(5_000),
   EXPORT_ROWS_PER_FILE: z.coerce.number().int().min(1).default(250_000),
   EXPORT_RETRY_DELAY_MS: z.coerce.number().int().min(0).default(30_000),
 });

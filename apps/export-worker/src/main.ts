@@ -28,7 +28,6 @@ runUntilSignal('export-worker', async () => {
         maxConcurrent: config.EXPORT_MAX_CONCURRENT,
         pollMs: config.EXPORT_POLL_MS,
         leaseMs: config.EXPORT_LEASE_MS,
-        chunkRows: config.EXPORT_CHUNK_ROWS,
         rowsPerFile: config.EXPORT_ROWS_PER_FILE,
         retryDelayMs: config.EXPORT_RETRY_DELAY_MS,
         outboundAllowedHosts: config.OUTBOUND_ALLOWED_HOSTS,

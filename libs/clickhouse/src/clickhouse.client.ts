@@ -1,5 +1,7 @@
-import { closeSync, constants, ftruncateSync, openSync, rmSync, writeSync } from 'node:fs';
-import { Readable } from 'node:stream';
+import { randomUUID } from 'node:crypto';
+import { closeSync, constants, createReadStream, ftruncateSync, openSync, readdirSync, rmSync, writeSync } from 'node:fs';
+import { basename, dirname, join } from 'node:path';
+import { Readable, Transform, pipeline } from 'node:stream';
 import { createClient, type ClickHouseClient } from '@clickhouse/client';
 import { migrateClickHouse } from './migrator';
 import { inlineParams, quoteString } from './inline-params';
@@ -29,6 +31,45 @@ interface Lane {
  * inserts, its lookups and the readers' queries then use both cores instead of queueing.
  */
 const EMBEDDED_LANES = 3;
+
+/** In process, query outputs are written beside the engine's directory under this infix (see queryStream). */
+const OUTPUT_INFIX = '.out-';
+
+/** Output files a killed process left behind: chDB binds a data directory to one process, so none is in use at connect. */
+function removeStaleOutputs(path: string): void {
+  const prefix = `${basename(path)}${OUTPUT_INFIX}`;
+  let names: string[];
+  try {
+    names = readdirSync(dirname(path));
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return; // no parent directory yet: nothing was written there
+    throw err;
+  }
+  for (const name of names) if (name.startsWith(prefix)) rmSync(join(dirname(path), name), { force: true });
+}
+
+const PARQUET_MAGIC = Buffer.from('PAR1');
+
+/**
+ * Passes a Parquet response through and fails it unless it ends with the format's closing magic. A server
+ * that fails a query after it has begun answering appends the error text and ends the response: without
+ * this, a cut or error-tailed file would pass for a whole one.
+ */
+export function wholeParquet(): Transform {
+  let head = Buffer.alloc(0);
+  let tail = Buffer.alloc(0);
+  return new Transform({
+    transform(chunk: Buffer, _enc, done) {
+      if (head.length < 4) head = Buffer.concat([head, chunk]).subarray(0, 4);
+      tail = Buffer.concat([tail, chunk.subarray(-4)]).subarray(-4);
+      done(null, chunk);
+    },
+    flush(done) {
+      const whole = head.equals(PARQUET_MAGIC) && tail.equals(PARQUET_MAGIC);
+      done(whole ? null : new Error(`ClickHouse's Parquet output is not a whole file (it ends with ${JSON.stringify(tail.toString('latin1'))})`));
+    },
+  });
+}
 
 /**
  * The one ClickHouse surface the services use: the same SQL over HTTP (cluster) or against the
@@ -90,6 +131,7 @@ export class ClickHouse {
       });
       return new ClickHouse([{ client, raw: null, busy: 0 }], target);
     }
+    removeStaleOutputs(target.path);
     // chDB binds one data directory per process; loaded lazily so cluster services never load the engine.
     // eslint-disable-next-line @typescript-eslint/no-require-imports
     const { createChdbConnection } = require('chdb/connection') as typeof import('chdb/connection');
@@ -116,6 +158,36 @@ export class ClickHouse {
       });
       return (await rs.json()) as T[];
     });
+  }
+
+  /**
+   * A query's result as a byte stream in a binary `format` (Parquet), for results too large to hold.
+   * Over HTTP the server's response streams through with back-pressure. In process chDB returns a
+   * result only whole, so the engine writes it to a file beside its data directory, which the stream
+   * reads and removes when closed: memory stays flat whatever the result's size. `settings` go in the
+   * query's SETTINGS clause (in process, `clickhouse_settings` would be SET on the shared connection).
+   */
+  async queryStream(sql: string, params: QueryParams, format: 'Parquet', settings: Record<string, string | number> = {}, signal?: AbortSignal): Promise<Readable> {
+    const set = Object.entries(settings).map(([k, v]) => `${k} = ${typeof v === 'number' ? v : quoteString(v)}`);
+    const query = set.length > 0 ? `${sql}\nSETTINGS ${set.join(', ')}` : sql;
+    const target = this.target;
+    if (target.kind === 'http') {
+      // exec, not query(): a ResultSet's stream() splits its bytes into text rows at newlines, which breaks binary output.
+      return this.on('query', async (lane) => {
+        const { stream } = await lane.client.exec({ query: `${query}\nFORMAT ${format}`, query_params: params, abort_signal: signal });
+        return pipeline(stream, wholeParquet(), () => undefined);
+      });
+    }
+    const file = `${target.path}${OUTPUT_INFIX}${randomUUID()}.${format.toLowerCase()}`;
+    try {
+      await this.on('query', (lane) => lane.client.command({ query: `INSERT INTO FUNCTION file(${quoteString(file)}, ${format}) ${inlineParams(query, params)}`, abort_signal: signal }));
+    } catch (err) {
+      rmSync(file, { force: true });
+      throw err;
+    }
+    const stream = createReadStream(file);
+    stream.once('close', () => rmSync(file, { force: true }));
+    return stream;
   }
 
   async command(sql: string, params: QueryParams = {}, settings: Record<string, string | number> = {}): Promise<void> {

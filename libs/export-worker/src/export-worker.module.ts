@@ -36,9 +36,9 @@ export class ExportWorkerModule {
           useFactory: (ch: ClickHouse, repo: ExportsRepository, cipher: CredentialsCipher, outbound: OutboundPolicy) =>
             new ExportRunner(ch, repo, cipher, {
               outbound,
-              chunkRows: opts.chunkRows,
               rowsPerFile: opts.rowsPerFile,
               rowGroupRows: opts.rowGroupRows,
+              rowGroupBytes: opts.rowGroupBytes,
               leaseMs: opts.leaseMs,
               compression: opts.compression,
             }),

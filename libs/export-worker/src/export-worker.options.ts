@@ -14,9 +14,11 @@ export interface ExportWorkerOptions {
   /** How often the worker looks for due exports, expired leases, scheduled windows and timeouts. */
   pollMs: number;
   leaseMs: number;
-  chunkRows: number;
+  /** Runs per Parquet file at most (a file also ends where the day changes). */
   rowsPerFile: number;
+  /** Rows and bytes (before compression) per Parquet row group at most: the engine holds one row group in memory while writing. */
   rowGroupRows: number;
+  rowGroupBytes: number;
   /** Parquet page compression (UNCOMPRESSED, GZIP, SNAPPY, BROTLI). */
   compression: ParquetCompression;
   /** Attempts of one export (failures, not worker deaths: those resume under a new lease) before it is FAILED. */
@@ -37,9 +39,9 @@ export const EXPORT_DEFAULTS = {
   maxConcurrent: 2,
   pollMs: 5_000,
   leaseMs: 60_000,
-  chunkRows: 5_000,
   rowsPerFile: 250_000,
-  rowGroupRows: 5_000,
+  rowGroupRows: 100_000,
+  rowGroupBytes: 64 * 1024 * 1024,
   compression: 'GZIP' as ParquetCompression,
   maxAttempts: 3,
   retryDelayMs: 30_000,

@@ -5,7 +5,7 @@ export { ExportWorkerService } from './jobs/export-worker.service';
 export { ExportRunner, ExportInterrupted, type ExportRunnerOptions } from './jobs/export-runner';
 export { ExportsRepository, type JobRow, type DestinationRow } from './exports.repository';
 export { CredentialsCipher } from './storage/credentials-cipher';
-export { PARQUET_COMPRESSIONS, PARQUET_FIELDS, exportFieldsOf, type ParquetCompression } from './writer/run-parquet';
+export { PARQUET_COMPRESSIONS, PARQUET_FIELDS, exportFieldsOf, parquetSchemaFor, type ParquetCompression } from './writer/run-parquet';
 import { Exports1732260000000 } from './migrations/1732260000000-exports';
 export { Exports1732260000000 };
 export const EXPORTS_ENTITIES: never[] = [];

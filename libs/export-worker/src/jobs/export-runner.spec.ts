@@ -2,16 +2,18 @@ import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { ParquetReader, ParquetWriter } from '@dsnp/parquetjs';
 import type { DataSource } from 'typeorm';
 import { ClickHouse, migrateClickHouse } from '@th/clickhouse';
-import type { Identity } from '@th/contracts';
+import { RUN_FIELDS, type ExportField, type Identity } from '@th/contracts';
 import { OutboundPolicy } from '@th/platform';
 import { openServiceDataSource } from '@th/database';
-import { createTestDatabase, startS3Server, type S3Server } from '@th/testing';
+import { createTestDatabase, startClickHouseServerProcess, startS3Server, type ClickHouseServerProcess, type S3Server } from '@th/testing';
 import { EXPORTS_SCHEMA } from '../export-worker.options';
 import { ExportsRepository, type JobRow } from '../exports.repository';
 import { Exports1732260000000 } from '../migrations/1732260000000-exports';
 import { CredentialsCipher } from '../storage/credentials-cipher';
+import { exportFieldsOf, parquetSchemaFor } from '../writer/run-parquet';
 import { ExportInterrupted, ExportRunner, type ExportRunnerOptions } from './export-runner';
 
 const BUCKET = 'resume-bucket';
@@ -19,12 +21,15 @@ const DAY_US = 86_400_000_000n;
 const T0_US = 1_763_164_800_000_000n; // 2025-11-15T00:00:00Z
 
 /**
- * The worker role against the real parts: PostgreSQL (jobs and leases), chDB (runs), s3proxy (the bucket).
- * Crashes are simulated at the two points that matter: between files, and after a file is uploaded but
- * before it is committed.
+ * The worker role against the real parts: PostgreSQL (jobs and leases), ClickHouse (runs), s3proxy (the
+ * bucket), with the engine in process (standalone: chDB writes each file beside its directory) and over
+ * HTTP (cluster: the ClickHouse HTTP interface in its own process, tools/ch-server, which needs `npm run
+ * build`; the file is the response body). Crashes are simulated at the two points that matter: between
+ * files, and after a file is uploaded but before it is committed.
  */
-describe('export runner: resumption, leases and exactly-once output', () => {
+describe.each([['in process'], ['over HTTP']] as const)('export runner, ClickHouse %s: resumption, leases and exactly-once output', (form) => {
   let s3: S3Server;
+  let chServer: ClickHouseServerProcess | null = null;
   let pgDb: { url: string; drop(): Promise<void> };
   let ds: DataSource;
   let ch: ClickHouse;
@@ -52,7 +57,12 @@ describe('export runner: resumption, leases and exactly-once output', () => {
     ds = await openServiceDataSource({ url: pgDb.url, schema: EXPORTS_SCHEMA, entities: [], migrations: [Exports1732260000000] });
     repo = new ExportsRepository(ds);
     chDir = mkdtempSync(join(tmpdir(), 'th-export-ch-'));
-    ch = ClickHouse.connect({ kind: 'embedded', path: chDir });
+    if (form === 'over HTTP') {
+      chServer = await startClickHouseServerProcess(join(chDir, 'engine'));
+      ch = ClickHouse.connect({ kind: 'http', url: chServer.url, user: 'default', password: '', database: 'default' });
+    } else {
+      ch = ClickHouse.connect({ kind: 'embedded', path: chDir });
+    }
     await migrateClickHouse(ch);
     // N runs over two days, each written as version 1; every 3rd run has a newer version 2 with other outputs;
     // every 10th run's newest version is a tombstone (deleted there): those must not be exported.
@@ -88,25 +98,26 @@ describe('export runner: resumption, leases and exactly-once output', () => {
 
   afterAll(async () => {
     await ch?.close();
+    await chServer?.stop();
     await ds?.destroy();
     await pgDb?.drop();
     await s3?.stop();
     if (chDir) rmSync(chDir, { recursive: true, force: true });
   });
 
-  const newJob = async (filter: string | null = null): Promise<JobRow> => {
+  const newJob = async (filter: string | null = null, fields: ExportField[] | null = ['name', 'start_time', 'outputs'], sessionId = session): Promise<JobRow> => {
     const job = await repo.insertJob({
       tenant_id: tenant,
       organization_id: identity.organization_id,
       destination_id: destinationId,
-      session_id: session,
+      session_id: sessionId,
       start_time: '2025-11-15T00:00:00.000000Z',
       end_time: '2025-11-17T00:00:00.000000Z',
       start_us: T0_US.toString(),
       end_us: (T0_US + 2n * DAY_US).toString(),
       interval_hours: null,
       filter,
-      export_fields: ['name', 'start_time', 'outputs'],
+      export_fields: fields,
       format_version: 'v2_beta',
       identity,
     });
@@ -114,7 +125,7 @@ describe('export runner: resumption, leases and exactly-once output', () => {
     return job;
   };
   // The test S3 server listens on 127.0.0.1, which the outbound policy allows only when listed.
-  const opts: ExportRunnerOptions = { chunkRows: 100, rowsPerFile: 250, rowGroupRows: 64, leaseMs: 1_000, compression: 'SNAPPY', outbound: new OutboundPolicy('127.0.0.1') };
+  const opts: ExportRunnerOptions = { rowsPerFile: 250, rowGroupRows: 64, rowGroupBytes: 1024 * 1024, leaseMs: 1_000, compression: 'SNAPPY', outbound: new OutboundPolicy('127.0.0.1') };
   const runner = (r: ExportsRepository = repo) => new ExportRunner(ch, r, cipher, opts);
 
   /** What the bucket holds for an export, read with ClickHouse's Parquet reader. */
@@ -231,6 +242,105 @@ describe('export runner: resumption, leases and exactly-once output', () => {
     expect(names).toEqual(Array.from({ length: N }, (_, i) => i).filter((i) => i % 10 !== 0 && i % 3 !== 0));
     expect(new Set(rows.map((r) => r.outputs))).toEqual(new Set(['{"v":1}']));
     expect(Number((await repo.findJob({ tenant_id: tenant }, job.id))?.rows_written)).toBe(rows.length);
+  });
+
+  it('writes the published Parquet schema, and every field of every run as the parquetjs writer did (read back with parquetjs)', async () => {
+    // A project of its own whose runs set every exported column, half of them with NULLs and empty values.
+    const full = randomUUID();
+    const M = 40;
+    await ch.command(
+      `INSERT INTO runs (tenant_id, session_id, id, trace_id, parent_run_id, parent_run_ids, reference_example_id, name, run_type, start_time, end_time, status,
+         is_root, dotted_order, trace_tier, inputs, outputs, error, extra, events, tags, feedback_stats, total_tokens, prompt_tokens, completion_tokens,
+         total_cost, prompt_cost, completion_cost, first_token_time, version, is_deleted)
+       SELECT toUUID({tenant:String}), toUUID({session:String}), generateUUIDv4(number), generateUUIDv4(number + 1000),
+         if(number % 2 = 0, NULL, generateUUIDv4(number + 2000)), if(number % 2 = 0, [], [generateUUIDv4(number + 3000), generateUUIDv4(number + 4000)]),
+         if(number % 2 = 0, NULL, generateUUIDv4(number + 5000)), concat('név-', toString(number)), ['llm', 'chain'][number % 2 + 1],
+         fromUnixTimestamp64Micro(toInt64({t0:String}) + toInt64(number) * 3600000123, 'UTC'),
+         if(number % 2 = 0, NULL, fromUnixTimestamp64Micro(toInt64({t0:String}) + toInt64(number) * 3600000123 + 987654, 'UTC')),
+         ['success', 'error'][number % 2 + 1], number % 3 = 0, concat('do-', toString(number)), if(number % 2 = 0, '', 'longlived'),
+         if(number % 2 = 0, '', concat('{"q":"ünï ', toString(number), '"}')), '{"a":[1,2]}', if(number % 2 = 0, NULL, 'ValueError: x'),
+         '{"metadata":{"k":"v"}}', if(number % 2 = 0, '', '[{"name":"start"}]'), if(number % 2 = 0, [], ['a', concat('t', toString(number))]),
+         '', 9007199254740993 + number, number, 2 * number, if(number % 2 = 0, NULL, 0.25 * number), if(number % 2 = 0, NULL, 0.125), if(number % 2 = 0, NULL, 1e-9),
+         if(number % 2 = 0, NULL, fromUnixTimestamp64Micro(toInt64({t0:String}) + toInt64(number) * 3600000123 + 5, 'UTC')), 1, 0
+       FROM numbers({m:UInt32})`,
+      { tenant, session: full, t0: T0_US.toString(), m: M },
+    );
+    const job = await newJob(null, null, full);
+    const claimed = await repo.claim(job.id, 'w-types', 60_000);
+    await runner().run(claimed as JobRow, 'w-types', new AbortController().signal);
+    const keys = s3.listKeys(BUCKET, `p/export_id=${job.id}/`).filter((k) => k.endsWith('.parquet'));
+    expect(keys.length).toBeGreaterThan(0);
+
+    // Today's files: the stored newest versions, converted as the parquetjs writer did, written by parquetjs with the published schema.
+    const fields = exportFieldsOf(null);
+    const schema = parquetSchemaFor(fields);
+    const asText = (f: ExportField) => (RUN_FIELDS[f].column.type.includes('UUID') || RUN_FIELDS[f].column.type.startsWith('LowCardinality') ? `toString(${f})` : f);
+    const oldSql = (f: ExportField): string => {
+      switch (RUN_FIELDS[f].export) {
+        case 'timestamp':
+          return `if(${f} IS NULL, NULL, toString(toUnixTimestamp64Micro(assumeNotNull(${f}))))`;
+        case 'count':
+          return `toString(${f})`;
+        case 'json':
+        case 'emptyText':
+          return `if(${f} = '', NULL, ${asText(f)})`;
+        case 'list':
+          return RUN_FIELDS[f].column.type === 'Array(UUID)' ? `arrayMap(x -> toString(x), ${f})` : f;
+        default:
+          return asText(f);
+      }
+    };
+    const stored = await ch.query<Record<string, unknown>>(
+      `SELECT ${fields.map((f) => `${oldSql(f)} AS f_${f}`).join(', ')} FROM runs FINAL WHERE tenant_id = {tenant:UUID} AND session_id = {session:UUID} ORDER BY start_time, id`,
+      { tenant, session: full },
+    );
+    expect(stored).toHaveLength(M);
+    const todays = join(chDir, '..', `todays-${job.id}.parquet`);
+    const writer = await ParquetWriter.openFile(schema, todays, { pageIndex: false });
+    for (const r of stored) {
+      const row: Record<string, unknown> = {};
+      for (const f of fields) {
+        const v = r[`f_${f}`];
+        const kind = RUN_FIELDS[f].export;
+        row[f] = v === null ? null : kind === 'timestamp' || kind === 'count' ? BigInt(v as string) : kind === 'list' ? { list: (v as string[]).map((element) => ({ element })) } : v;
+      }
+      await writer.appendRow(row);
+    }
+    await writer.close();
+    const readAll = async (path: string) => {
+      const reader = await ParquetReader.openFile(path);
+      const rows: Record<string, unknown>[] = [];
+      const cursor = reader.getCursor();
+      for (let r = await cursor.next(); r; r = await cursor.next()) rows.push(r as Record<string, unknown>);
+      const shape = (fs: Record<string, unknown>): unknown =>
+        Object.entries(fs).map(([name, d]) => {
+          const def = d as { primitiveType?: string; originalType?: string; repetitionType: string; fields?: Record<string, unknown> };
+          return [name, def.primitiveType ?? null, def.originalType ?? null, def.repetitionType, def.fields ? shape(def.fields) : null];
+        });
+      const out = { shape: shape(reader.schema.fields), rows };
+      await reader.close();
+      return out;
+    };
+    try {
+      const today = await readAll(todays);
+      const engine = { shape: null as unknown, rows: [] as Record<string, unknown>[] };
+      for (const k of keys) {
+        const file = await readAll(s3.objectPath(BUCKET, k));
+        engine.shape = file.shape;
+        engine.rows.push(...file.rows);
+      }
+      expect(engine.shape).toEqual(today.shape);
+      expect(engine.rows).toHaveLength(M);
+      for (let i = 0; i < M; i++) for (const f of fields) expect([i, f, engine.rows[i][f]]).toEqual([i, f, today.rows[i][f]]);
+      // The engine's timestamps keep their microseconds (parquetjs reads them as milliseconds).
+      const [micros] = await ch.query<{ st: string; et: string | null }>(
+        `SELECT toString(toUnixTimestamp64Micro(start_time)) AS st, toString(toUnixTimestamp64Micro(end_time)) AS et FROM file({p:String}, Parquet) ORDER BY start_time LIMIT 1 OFFSET 1 SETTINGS use_hive_partitioning = 0`,
+        { p: s3.objectPath(BUCKET, keys[0]) },
+      );
+      expect(micros).toEqual({ st: (T0_US + 3_600_000_123n).toString(), et: (T0_US + 3_600_000_123n + 987_654n).toString() });
+    } finally {
+      rmSync(todays, { force: true });
+    }
   });
 
   it('gives a job to exactly one of several competing workers', async () => {

@@ -1,21 +1,21 @@
-import { PassThrough } from 'node:stream';
-import { ParquetWriter } from '@dsnp/parquetjs';
+import { Transform, type Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
 import { ClickHouse } from '@th/clickhouse';
 import type { ExportField } from '@th/contracts';
 import type { OutboundPolicy } from '@th/platform';
 import type { ExportsRepository, JobRow } from '../exports.repository';
 import type { CredentialsCipher } from '../storage/credentials-cipher';
 import { objectStoreFor, type ObjectStore } from '../storage/object-store';
-import { FIELD_SQL, exportFieldsOf, parquetSchemaFor, toParquetRow, type ParquetCompression } from '../writer/run-parquet';
+import { FIELD_SQL, exportFieldsOf, parquetOutputSettings, type ParquetCompression } from '../writer/run-parquet';
 import { compileExportFilter } from './run-filter';
 
 export interface ExportRunnerOptions {
-  /** Rows read from ClickHouse per query: bounds the worker's memory whatever the export's size. */
-  chunkRows: number;
   /** Rows per Parquet file at most (a file also ends where the day changes). */
   rowsPerFile: number;
-  /** Rows per Parquet row group (buffered in memory by the writer). */
+  /** Rows per Parquet row group at most (the engine holds one row group in memory while it writes). */
   rowGroupRows: number;
+  /** Bytes per Parquet row group at most, before compression. */
+  rowGroupBytes: number;
   leaseMs: number;
   /** Parquet page compression. */
   compression: ParquetCompression;
@@ -26,20 +26,28 @@ export interface ExportRunnerOptions {
 /** Why a run stopped without finishing: the job was cancelled, timed out or taken by another worker, or the worker is stopping. */
 export class ExportInterrupted extends Error {}
 
-interface ChunkRow {
-  row: Record<string, unknown>;
+/** The sorting-key position of a run: files and the job's cursor end at one. */
+interface Key {
   t_us: string;
   id: string;
+}
+
+/** One file to write: the runs after the previous file's last key up to `last`, all of one day. */
+interface PlannedFile {
   day: string;
+  rows: number;
+  last: Key;
 }
 
 const MAX_UUID = 'ffffffff-ffff-ffff-ffff-ffffffffffff';
 
 /**
- * Runs one export: streams the window's newest run versions out of ClickHouse in key order and in
- * bounded chunks, writes day-partitioned Parquet files, uploads each with a multipart upload, and
- * commits the cursor after each file. A restarted run continues after the last committed file with
- * the same file numbers, so a file uploaded but not committed is overwritten, never duplicated.
+ * Runs one export. The engine writes the Parquet: planning queries (keys only) split the rest of the job's window
+ * (after its cursor) into files of at most `rowsPerFile` runs of one day each, by sorting key; then each
+ * file is one `SELECT ... FORMAT Parquet` over its key range, streamed to the bucket with a multipart
+ * upload, and committed with the cursor at its last key. A restarted run plans again from the last
+ * committed file and numbers files on from it, so a file uploaded but not committed is overwritten
+ * under the same name, never duplicated, and no run is skipped.
  */
 export class ExportRunner {
   constructor(
@@ -62,122 +70,162 @@ export class ExportRunner {
 
   private async export(job: JobRow, owner: string, store: ObjectStore, signal: AbortSignal): Promise<void> {
     const fields = exportFieldsOf(job.export_fields);
-    const schema = parquetSchemaFor(fields, this.opts.compression);
-    let cursor = { t_us: job.cursor_us ?? (BigInt(job.start_us) - 1n).toString(), id: job.cursor_id ?? MAX_UUID };
+    let cursor: Key = { t_us: job.cursor_us ?? (BigInt(job.start_us) - 1n).toString(), id: job.cursor_id ?? MAX_UUID };
     let seq = job.files_written;
-    let pending: ChunkRow[] = [];
-    let at = 0;
-    // One chunk is read ahead while the current one is written: ClickHouse and the writer overlap, memory holds two chunks.
-    const readFrom = (from: { t_us: string; id: string }) => {
-      const p = this.readChunk(job, fields, from);
-      p.catch(() => undefined); // awaited below; this only keeps an abandoned read-ahead from being an unhandled rejection
+    await this.stillHeld(job, owner, signal);
+    const plan = await this.planFiles(job, cursor);
+    // The engine writes file n+1 while file n uploads; files are still committed one by one, in order.
+    const stop = new AbortController();
+    const onStop = () => stop.abort();
+    signal.addEventListener('abort', onStop, { once: true });
+    const open = (from: Key, to: Key): Promise<Readable> => {
+      const { sql, params } = this.rangeQuery(job, fields, from, to);
+      const p = this.ch.queryStream(sql, params, 'Parquet', parquetOutputSettings(this.opts), stop.signal);
+      p.catch(() => undefined); // awaited in turn; this only keeps an abandoned read-ahead from being an unhandled rejection
       return p;
     };
-    let ahead: ReturnType<typeof readFrom> | null = readFrom(cursor);
-
-    const next = async (): Promise<ChunkRow | null> => {
-      while (at >= pending.length && ahead) {
-        const chunk = await ahead;
-        ahead = null;
-        if (chunk.last) cursor = chunk.last;
-        if (!chunk.done) ahead = readFrom(cursor);
-        pending = chunk.rows;
-        at = 0;
+    let next = plan.length > 0 ? open(cursor, plan[0].last) : null;
+    try {
+      for (let i = 0; i < plan.length && next; i++) {
+        const file = plan[i];
+        const source = next;
+        next = i + 1 < plan.length ? open(file.last, plan[i + 1].last) : null;
+        await this.stillHeld(job, owner, signal);
+        seq += 1;
+        const [y, m, d] = file.day.split('-');
+        const key = store.key(
+          `export_id=${job.id}/tenant_id=${job.tenant_id}/session_id=${job.session_id}/runs/year=${y}/month=${m}/day=${d}/part-${String(seq).padStart(6, '0')}.parquet`,
+        );
+        const bytes = await this.upload(source, store, key, stop.signal);
+        const committed = await this.repo.commitFile(job.id, owner, { seq, key, rows: file.rows, bytes, cursor_us: file.last.t_us, cursor_id: file.last.id });
+        if (!committed) throw new ExportInterrupted('the export is no longer held by this worker');
       }
-      return at < pending.length ? pending[at++] : null;
-    };
+    } catch (err) {
+      stop.abort();
+      await next?.then((s) => s.destroy(), () => undefined);
+      throw signal.aborted && !(err instanceof ExportInterrupted) ? new ExportInterrupted('worker stopping') : err;
+    } finally {
+      signal.removeEventListener('abort', onStop);
+    }
+  }
 
-    let first = await next();
-    while (first) {
-      if (signal.aborted) throw new ExportInterrupted('worker stopping');
-      seq += 1;
-      const day = first.day;
-      const [y, m, d] = day.split('-');
-      const key = store.key(
-        `export_id=${job.id}/tenant_id=${job.tenant_id}/session_id=${job.session_id}/runs/year=${y}/month=${m}/day=${d}/part-${String(seq).padStart(6, '0')}.parquet`,
-      );
-      const body = new PassThrough();
-      let bytes = 0;
-      body.on('data', (c: Buffer) => (bytes += c.length));
-      const uploadAbort = new AbortController();
-      const onStop = () => uploadAbort.abort();
-      signal.addEventListener('abort', onStop, { once: true });
-      const uploaded = store.upload(key, body, uploadAbort.signal);
-      let rows = 0;
-      let last: ChunkRow = first;
-      try {
-        // No page index: parquetjs counts list values instead of rows in it, which strict readers (ClickHouse) reject.
-        const writer = await ParquetWriter.openStream(schema, body as unknown as Parameters<typeof ParquetWriter.openStream>[1], { pageIndex: false });
-        writer.setRowGroupSize(this.opts.rowGroupRows);
-        let row: ChunkRow | null = first;
-        while (row && row.day === day && rows < this.opts.rowsPerFile) {
-          await writer.appendRow(toParquetRow(row.row, fields));
-          rows += 1;
-          last = row;
-          row = await next();
-          if (rows % this.opts.chunkRows === 0 && !(await this.repo.heartbeat(job.id, owner, this.opts.leaseMs))) {
-            throw new ExportInterrupted('the export is no longer held by this worker');
-          }
-        }
-        first = row;
-        await writer.close();
-        await uploaded;
-      } catch (err) {
-        uploadAbort.abort();
-        body.destroy();
-        await uploaded.catch(() => undefined);
-        throw signal.aborted && !(err instanceof ExportInterrupted) ? new ExportInterrupted('worker stopping') : err;
-      } finally {
-        signal.removeEventListener('abort', onStop);
-      }
-      const committed = await this.repo.commitFile(job.id, owner, { seq, key, rows, bytes, cursor_us: last.t_us, cursor_id: last.id });
-      if (!committed) throw new ExportInterrupted('the export is no longer held by this worker');
+  /** Extends the lease before each file; a cancelled, timed-out or taken export stops here. */
+  private async stillHeld(job: JobRow, owner: string, signal: AbortSignal): Promise<void> {
+    if (signal.aborted) throw new ExportInterrupted('worker stopping');
+    if (!(await this.repo.heartbeat(job.id, owner, this.opts.leaseMs))) throw new ExportInterrupted('the export is no longer held by this worker');
+  }
+
+  /** Streams one file of the engine's Parquet output into one object with a multipart upload; returns its size in bytes. */
+  private async upload(opening: Promise<Readable>, store: ObjectStore, key: string, signal: AbortSignal): Promise<number> {
+    let bytes = 0;
+    const counted = new Transform({
+      transform(chunk: Buffer, _enc, done) {
+        bytes += chunk.length;
+        done(null, chunk);
+      },
+    });
+    const uploadAbort = new AbortController();
+    const onStop = () => uploadAbort.abort();
+    signal.addEventListener('abort', onStop, { once: true });
+    const uploaded = store.upload(key, counted, uploadAbort.signal);
+    uploaded.catch(() => undefined); // awaited below; an upload abandoned after a failed query must not be an unhandled rejection
+    let source: Readable | null = null;
+    try {
+      source = await opening;
+      await Promise.all([pipeline(source, counted), uploaded]);
+      return bytes;
+    } catch (err) {
+      uploadAbort.abort();
+      source?.destroy();
+      counted.destroy();
+      await uploaded.catch(() => undefined);
+      throw err;
+    } finally {
+      signal.removeEventListener('abort', onStop);
     }
   }
 
   /**
-   * The next rows after the cursor, newest version only (FINAL, tombstones dropped), in sorting-key order,
-   * that match the export's filter. The filter is compiled into the query (the same compiler as POST
-   * /runs/query) and applied to the newest version, outside the FINAL subquery. `last` is the key of the
-   * last row returned; `done` when the window holds nothing further.
+   * The job's window, tenant, project and key range, newest version only (FINAL, tombstones dropped), and
+   * its filter (the same compiler as POST /runs/query) applied to the newest version, outside FINAL.
+   * The range is also bounded on start_time alone: the primary index prunes with that, not with the tuple.
    */
-  private async readChunk(
-    job: JobRow,
-    fields: readonly ExportField[],
-    cursor: { t_us: string; id: string },
-  ): Promise<{ rows: ChunkRow[]; last: { t_us: string; id: string } | null; done: boolean }> {
-    const cols = fields.map((f) => `${FIELD_SQL[f]} AS f_${f}`).join(', ');
+  private liveRuns(job: JobRow, from: Key, to: Key | null): { sql: string; params: Record<string, unknown> } {
     const filter = job.filter ? compileExportFilter(job.filter) : null;
-    const raw = await this.ch.query<Record<string, unknown>>(
-      `SELECT ${cols}, toString(toUnixTimestamp64Micro(start_time)) AS _t_us, toString(id) AS _id, toString(toDate(start_time)) AS _day
-       FROM (
+    return {
+      sql: `SELECT * FROM (
          SELECT * FROM runs FINAL
          WHERE tenant_id = {tenant:UUID} AND session_id = {session:UUID}
            AND start_time >= fromUnixTimestamp64Micro({start:Int64}, 'UTC') AND start_time < fromUnixTimestamp64Micro({end:Int64}, 'UTC')
-           AND (start_time, id) > (fromUnixTimestamp64Micro({cur_t:Int64}, 'UTC'), {cur_id:UUID})
+           AND start_time >= fromUnixTimestamp64Micro({from_t:Int64}, 'UTC') AND (start_time, id) > (fromUnixTimestamp64Micro({from_t:Int64}, 'UTC'), {from_id:UUID})${
+             to
+               ? `\n           AND start_time <= fromUnixTimestamp64Micro({to_t:Int64}, 'UTC') AND (start_time, id) <= (fromUnixTimestamp64Micro({to_t:Int64}, 'UTC'), {to_id:UUID})`
+               : ''
+           }
        )
-       WHERE is_deleted = 0${filter ? ` AND (${filter.sql})` : ''}
-       ORDER BY start_time, id
-       LIMIT {n:UInt32}`,
-      {
+       WHERE is_deleted = 0${filter ? ` AND (${filter.sql})` : ''}`,
+      params: {
         ...(filter?.params ?? {}),
         tenant: job.tenant_id,
         session: job.session_id,
         start: job.start_us,
         end: job.end_us,
-        cur_t: cursor.t_us,
-        cur_id: cursor.id,
-        n: this.opts.chunkRows,
+        from_t: from.t_us,
+        from_id: from.id,
+        ...(to ? { to_t: to.t_us, to_id: to.id } : {}),
       },
+    };
+  }
+
+  /**
+   * The files of the rest of the window, in key order: each at most `rowsPerFile` runs, all of one UTC day.
+   * Reads keys only: one pass counts each day and finds its last key; a day with more runs than a file
+   * holds is then read again alone, its keys sorted, to find the key at every `rowsPerFile`-th run (the
+   * engine holds that one day's keys, some 50 bytes a run at the peak).
+   */
+  private async planFiles(job: JobRow, from: Key): Promise<PlannedFile[]> {
+    const per = this.opts.rowsPerFile;
+    const live = this.liveRuns(job, from, null);
+    const days = await this.ch.query<{ day: string; rows: number | string; last_t: string; last_id: string }>(
+      `SELECT toString(toDate(start_time)) AS day, count() AS rows, max((toUnixTimestamp64Micro(start_time), id)) AS last_key,
+         toString(last_key.1) AS last_t, toString(last_key.2) AS last_id
+       FROM (${live.sql})
+       GROUP BY day
+       ORDER BY day`,
+      live.params,
     );
-    if (raw.length === 0) return { rows: [], last: null, done: true };
-    const tail = raw[raw.length - 1];
-    const last = { t_us: String(tail._t_us), id: String(tail._id) };
-    const rows = raw.map((r) => {
-      const row: Record<string, unknown> = {};
-      for (const f of fields) row[f] = r[`f_${f}`];
-      return { row, t_us: String(r._t_us), id: String(r._id), day: String(r._day) };
-    });
-    return { rows, last, done: raw.length < this.opts.chunkRows };
+    const plan: PlannedFile[] = [];
+    let after = from;
+    for (const d of days) {
+      const last: Key = { t_us: d.last_t, id: d.last_id };
+      if (Number(d.rows) <= per) {
+        plan.push({ day: d.day, rows: Number(d.rows), last });
+      } else {
+        const range = this.liveRuns(job, after, last);
+        const [split] = await this.ch.query<{ total: number | string; ends: [string, string][] }>(
+          `SELECT length(ks) AS total,
+             arrayMap(k -> (toString(k.1), toString(k.2)), arrayFilter((k, i) -> i % {per:UInt64} = 0 AND i < length(ks), ks, arrayEnumerate(ks))) AS ends
+           FROM (SELECT arraySort(groupArray((toUnixTimestamp64Micro(start_time), id))) AS ks FROM (${range.sql}))`,
+          { ...range.params, per },
+        );
+        for (const [t_us, id] of split.ends) plan.push({ day: d.day, rows: per, last: { t_us, id } });
+        const rest = Number(split.total) - split.ends.length * per;
+        if (rest > 0) plan.push({ day: d.day, rows: rest, last });
+      }
+      after = last;
+    }
+    return plan;
+  }
+
+  /** One file's rows, in key order, as the exported fields. */
+  private rangeQuery(job: JobRow, fields: readonly ExportField[], from: Key, to: Key): { sql: string; params: Record<string, unknown> } {
+    const live = this.liveRuns(job, from, to);
+    // Computed under other names and renamed outside: an alias equal to its column's name would shadow it inside the expressions.
+    return {
+      sql: `SELECT ${fields.map((f) => `x_${f} AS ${f}`).join(', ')}
+       FROM (SELECT ${fields.map((f) => `${FIELD_SQL[f]} AS x_${f}`).join(', ')}, start_time AS x_sort_t, id AS x_sort_id FROM (${live.sql}))
+       ORDER BY x_sort_t, x_sort_id`,
+      params: live.params,
+    };
   }
 }

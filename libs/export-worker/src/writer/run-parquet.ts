@@ -6,6 +6,7 @@ type ParquetFieldDef = ConstructorParameters<typeof ParquetSchema>[0][string];
 /** A standard 3-level Parquet LIST of strings. */
 const stringList: ParquetFieldDef = { type: 'LIST', fields: { list: { repeated: true, fields: { element: { type: 'UTF8' } } } } };
 
+/** The Parquet type of each kind of exported value: the files' published schema, which the engine's output must match. */
 const PARQUET_TYPES: Readonly<Record<RunExportKind, ParquetFieldDef>> = {
   uuid: { type: 'UTF8' },
   text: { type: 'UTF8' },
@@ -31,23 +32,31 @@ export const PARQUET_FIELDS = Object.fromEntries(
   }),
 ) as Record<ExportField, ParquetFieldDef>;
 
-/** ClickHouse expression that yields a field in the form the Parquet writer takes. */
+/** The published schema of an export's files with these fields (what readers see; tests compare the files with it). */
+export function parquetSchemaFor(fields: readonly ExportField[]): ParquetSchema {
+  return new ParquetSchema(Object.fromEntries(fields.map((f) => [f, PARQUET_FIELDS[f]])));
+}
+
+/**
+ * ClickHouse expression whose type the engine writes as the field's Parquet type: String → UTF8
+ * (REQUIRED unless Nullable), DateTime64(6) → INT64 TIMESTAMP_MICROS, Int64 → INT64, Float64 → DOUBLE,
+ * Bool → BOOLEAN, Array(String) → LIST of UTF8 `list`/`element`. UUIDs and LowCardinality become plain
+ * text; empty JSON and empty optional text become NULL.
+ */
 function exportSql(f: ExportField): string {
-  const nullable = isNullable(f);
   const asText = typeOf(f).startsWith('LowCardinality(') ? `toString(${f})` : f;
   switch (kindOf(f)) {
     case 'uuid':
-      return nullable ? `if(${f} IS NULL, NULL, toString(${f}))` : `toString(${f})`;
+      return `toString(${f})`;
     case 'text':
       return asText;
     case 'emptyText':
-      return `if(${f} = '', NULL, ${asText})`;
     case 'json':
-      return `if(${f} = '', NULL, ${f})`;
+      return `if(${f} = '', NULL, ${asText})`;
     case 'timestamp':
-      return nullable ? `if(${f} IS NULL, NULL, toString(toUnixTimestamp64Micro(assumeNotNull(${f}))))` : `toString(toUnixTimestamp64Micro(${f}))`;
+      return f;
     case 'count':
-      return `toString(${f})`;
+      return `toInt64(${f})`;
     case 'list':
       return typeOf(f) === 'Array(UUID)' ? `arrayMap(x -> toString(x), ${f})` : f;
     case 'cost':
@@ -56,13 +65,8 @@ function exportSql(f: ExportField): string {
   }
 }
 
-/** ClickHouse expression that yields each field in the form the Parquet writer takes. */
+/** ClickHouse expression that yields each field in its exported Parquet type. */
 export const FIELD_SQL = Object.fromEntries(EXPORT_FIELDS.map((f) => [f, exportSql(f)])) as Record<ExportField, string>;
-
-const fieldsOfKind = (...kinds: RunExportKind[]): Set<ExportField> => new Set(EXPORT_FIELDS.filter((f) => kinds.includes(kindOf(f))));
-/** Read back as text: 64-bit values that a JS number could not hold exactly. */
-const BIGINT_FIELDS = fieldsOfKind('timestamp', 'count');
-const LIST_FIELDS = fieldsOfKind('list');
 
 /** The fields an export writes, in record order: all when none are named; `id` always (it keys resumption). */
 export function exportFieldsOf(requested: readonly ExportField[] | null): ExportField[] {
@@ -71,30 +75,24 @@ export function exportFieldsOf(requested: readonly ExportField[] | null): Export
   return EXPORT_FIELDS.filter((f) => wanted.has(f));
 }
 
+/** Page compressions every Parquet reader (parquetjs included) can read. */
 export const PARQUET_COMPRESSIONS = ['UNCOMPRESSED', 'GZIP', 'SNAPPY', 'BROTLI'] as const;
 export type ParquetCompression = (typeof PARQUET_COMPRESSIONS)[number];
 
-/** Min/max statistics only where readers prune with them (times, counts); on text and JSON they cost time and bloat the footer. */
-const WITH_STATISTICS = fieldsOfKind('timestamp', 'count', 'boolean');
+const ENGINE_COMPRESSION: Readonly<Record<ParquetCompression, string>> = { UNCOMPRESSED: 'none', GZIP: 'gzip', SNAPPY: 'snappy', BROTLI: 'brotli' };
 
-function withOptions(def: ParquetFieldDef, compression: ParquetCompression, statistics: boolean): ParquetFieldDef {
-  if (def.fields) return { ...def, fields: Object.fromEntries(Object.entries(def.fields).map(([k, v]) => [k, withOptions(v, compression, statistics)])) };
-  return { ...def, compression, ...(statistics ? {} : { statistics: false }) };
-}
-
-export function parquetSchemaFor(fields: readonly ExportField[], compression: ParquetCompression = 'UNCOMPRESSED'): ParquetSchema {
-  return new ParquetSchema(Object.fromEntries(fields.map((f) => [f, withOptions(PARQUET_FIELDS[f], compression, WITH_STATISTICS.has(f))])));
-}
-
-/** A row as ClickHouse returned it (FIELD_SQL forms) → the Parquet writer's row. */
-export function toParquetRow(row: Record<string, unknown>, fields: readonly ExportField[]): Record<string, unknown> {
-  const out: Record<string, unknown> = {};
-  for (const f of fields) {
-    const v = row[f];
-    if (v === null || v === undefined) out[f] = null;
-    else if (BIGINT_FIELDS.has(f)) out[f] = BigInt(v as string);
-    else if (LIST_FIELDS.has(f)) out[f] = { list: (v as string[]).map((element) => ({ element })) };
-    else out[f] = v;
-  }
-  return out;
+/**
+ * The engine's Parquet output settings, pinned so that a ClickHouse upgrade cannot change the files:
+ * strings as UTF8 (not raw binary), the native writer, row groups bounded in rows and bytes (the engine
+ * holds one row group in memory while writing).
+ */
+export function parquetOutputSettings(o: { compression: ParquetCompression; rowGroupRows: number; rowGroupBytes: number }): Record<string, string | number> {
+  return {
+    output_format_parquet_compression_method: ENGINE_COMPRESSION[o.compression],
+    output_format_parquet_string_as_string: 1,
+    output_format_parquet_fixed_string_as_fixed_byte_array: 0,
+    output_format_parquet_use_custom_encoder: 1,
+    output_format_parquet_row_group_size: o.rowGroupRows,
+    output_format_parquet_row_group_size_bytes: o.rowGroupBytes,
+  };
 }
