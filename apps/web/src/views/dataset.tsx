@@ -256,7 +256,7 @@ function RunCell({ tenant, run, base }: { tenant: string; run: Json & { id: stri
   const trace = typeof run.trace_id === 'string' && run.trace_id !== run.id ? run.trace_id : run.id;
   return (
     <div className="run-cell">
-      <Link to={paths.trace(tenant, project, trace)} aria-label={`Open trace of run ${run.id.slice(0, 8)}`} className="run-output">
+      <Link to={paths.trace(tenant, project, trace)} title="Open this run's trace" className="run-output">
         <code>{run.error ? String(run.error) : preview(run.outputs)}</code>
       </Link>
       {scores.size > 0 && (
