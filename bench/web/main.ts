@@ -140,6 +140,10 @@ async function main(): Promise<void> {
       await page.getByTestId('tree-count').getByText(count, { exact: true }).waitFor({ timeout: 60_000 });
       paints.push(await painted());
     }
+    // The last load's request waterfall (ms from navigation): which reads wait for which.
+    const waterfall = (await page.evaluate(
+      "performance.getEntriesByType('resource').concat(performance.getEntriesByType('navigation')).map((e) => ({ name: e.name.replace(location.origin, '').slice(0, 60), start: Math.round(e.startTime), end: Math.round(e.responseEnd) }))",
+    )) as { name: string; start: number; end: number }[];
 
     // The large output: every main-thread task over 50 ms is recorded from the page's start (the observer is
     // installed over the DevTools protocol, before the app's scripts run).
@@ -172,6 +176,7 @@ async function main(): Promise<void> {
           trace_api_ms: round(apiMs, 0),
           trace_first_rows_painted_ms: { median: round(median(firstPaints), 0), all: firstPaints.map((p) => round(p, 0)) },
           trace_whole_tree_painted_ms: { median: round(median(paints), 0), all: paints.map((p) => round(p, 0)) },
+          trace_requests: waterfall.map((w) => `${w.start}-${w.end} ${w.name}`),
           big_output_chars: bigChars,
           big_output_shown_ms: { median: round(median(bigShown), 0), all: bigShown.map((p) => round(p, 0)) },
           big_output_longest_task_ms: { max: round(Math.max(...bigLongest), 0), all: bigLongest.map((p) => round(p, 0)) },

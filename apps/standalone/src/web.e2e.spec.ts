@@ -307,19 +307,24 @@ describe('web app against the standalone service', () => {
       expect(cspViolations).toEqual([]);
     });
 
-    it("follows the SDK's dataset link (also its experiment-comparison form) to the dataset's examples", async () => {
+    it("follows a dataset link to the dataset's examples; a comparison link naming a project that is no experiment of it says so", async () => {
       const dataset = await client.createDataset(`web-ds-${randomUUID().slice(0, 8)}`, { description: 'questions for the web test' });
       await client.createExamples([
         { dataset_id: dataset.id, inputs: { question: 'What is 6 x 7?' }, outputs: { answer: '42' } },
         { dataset_id: dataset.id, inputs: { question: 'What is 2 + 2?' }, outputs: { answer: '4' } },
       ]);
-      await page.goto(`${svc.url}/o/${svc.workspaceId}/datasets/${dataset.id}/compare?selectedSessions=${projectId}`);
+      await page.goto(`${svc.url}/o/${svc.workspaceId}/datasets/${dataset.id}`);
       await page.getByRole('heading', { name: `Dataset · ${dataset.name}` }).waitFor();
       const examples = page.getByRole('table', { name: 'Examples' });
       await examples.getByRole('row', { name: /6 x 7/ }).waitFor();
       expect(await examples.getByRole('row').count()).toBe(3);
       expect(await page.getByText('questions for the web test').count()).toBe(1);
+      await page.getByText('No experiments on this dataset yet').waitFor();
       expect(await seriousA11yFindings(page)).toEqual([]);
+      // The experiment-comparison form of the link (web-experiments.e2e.spec.ts compares real experiments).
+      await page.goto(`${svc.url}/o/${svc.workspaceId}/datasets/${dataset.id}/compare?selectedSessions=${projectId}`);
+      await page.getByRole('heading', { name: `Compare experiments · ${dataset.name}` }).waitFor();
+      await page.getByRole('alert').waitFor();
     });
 
     it('adds feedback to a run through the session cookie (a CSRF-protected write)', async () => {

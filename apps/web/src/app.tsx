@@ -31,18 +31,19 @@ export function App() {
   const route = matchRoute(location.pathname);
   const session = useSession();
   if (route.view === 'login') return <LoginView />;
-  if (session.isPending) return <main className="center" aria-busy="true">Loading…</main>;
   if (session.isError) return <main className="center"><p role="alert">{session.error.message}</p></main>;
-  if (!session.data) {
+  if (session.data === null) {
     const next = location.pathname + location.search;
     return <Redirect to={`/login?next=${encodeURIComponent(next)}`} />;
   }
-  const tenant = 'tenant' in route ? route.tenant : session.data.tenant_id;
+  // A view whose URL names the workspace starts its reads while the session is checked, not after it.
+  const tenant = 'tenant' in route ? route.tenant : session.data?.tenant_id;
+  if (!tenant) return <main className="center" aria-busy="true">Loading…</main>;
   return (
     <>
-      <Header tenant={tenant} session={session.data} />
+      {session.data && <Header tenant={tenant} session={session.data} />}
       <main id="main">
-        {route.view === 'root' && <Redirect to={paths.projects(session.data.tenant_id)} />}
+        {route.view === 'root' && session.data && <Redirect to={paths.projects(session.data.tenant_id)} />}
         {route.view === 'projects' && <ProjectsView tenant={route.tenant} />}
         {route.view === 'runs' && <RunsView tenant={route.tenant} project={route.project} />}
         {route.view === 'monitor' && <MonitoringView tenant={route.tenant} project={route.project} />}

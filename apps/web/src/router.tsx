@@ -84,6 +84,9 @@ export const paths = {
   runs: (tenant: string, project: string) => `/o/${tenant}/projects/p/${project}`,
   monitor: (tenant: string, project: string) => `/o/${tenant}/projects/p/${project}/monitor`,
   trace: (tenant: string, project: string, run: string) => `/o/${tenant}/projects/p/${project}/r/${run}`,
+  dataset: (tenant: string, dataset: string) => `/o/${tenant}/datasets/${dataset}`,
+  /** The SDK's experiment-comparison link. */
+  compare: (tenant: string, dataset: string, sessions: string[]) => `/o/${tenant}/datasets/${dataset}/compare?selectedSessions=${sessions.join(',')}`,
   threads: (tenant: string, project: string) => `/o/${tenant}/projects/p/${project}/threads`,
   thread: (tenant: string, project: string, thread: string) => `/o/${tenant}/projects/p/${project}/t/${encodeURIComponent(thread)}`,
 };

@@ -36,11 +36,12 @@ export function TraceView({ tenant, project, runId, poll }: { tenant: string; pr
       return res.runs[0];
     },
   });
-  const traceId = linked.data?.trace_id;
+  // The SDK links a trace by its root, whose id is the trace's: the tree is read at once with that guess, in
+  // parallel with the linked run's read, and read again only if the run belongs to another trace.
+  const traceId = linked.data?.trace_id ?? runId;
   // The whole tree in one read (light fields only); a trace past TREE_PAGE runs goes on page after page.
   const tree = useInfiniteQuery({
     queryKey: ['trace', tenant, traceId],
-    enabled: !!traceId,
     initialPageParam: null as string | null,
     queryFn: ({ pageParam, signal }) =>
       api<{ runs: TreeRun[]; cursors: { next: string | null } }>('/runs/query', {
@@ -103,7 +104,7 @@ export function TraceView({ tenant, project, runId, poll }: { tenant: string; pr
       {poll && all.some((r) => !r.end_time) && <p className="muted" aria-live="polite">Live: refreshing every {POLL_MS / 1000} s until the trace ends.</p>}
       <div className="split">
         <nav aria-label="Run tree" className="tree-pane" ref={pane}>
-          {tree.isPending && traceId && <p aria-busy="true">Loading…</p>}
+          {(tree.isPending || (linked.isPending && all.length === 0)) && <p aria-busy="true">Loading…</p>}
           <label className="tree-search">
             Search in trace <input type="search" value={search} onChange={(e) => setSearch(e.target.value)} />
           </label>
