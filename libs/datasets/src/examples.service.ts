@@ -74,7 +74,11 @@ export class ExamplesService {
   /** Examples for several datasets (POST /examples/bulk) in one transaction: one new version per dataset. */
   createForDatasets(identity: Identity, examples: (ExampleCreate & { dataset_id: string })[]): Promise<Example[]> {
     const byDataset = new Map<string, { e: ExampleCreate; i: number }[]>();
-    examples.forEach((e, i) => byDataset.set(e.dataset_id, [...(byDataset.get(e.dataset_id) ?? []), { e, i }]));
+    examples.forEach((e, i) => {
+      const group = byDataset.get(e.dataset_id);
+      if (group) group.push({ e, i });
+      else byDataset.set(e.dataset_id, [{ e, i }]);
+    });
     const datasetIds = [...byDataset.keys()].sort();
     return this.audit.track(
       { operation: 'create_examples', identity, resources: datasetIds.map((id) => ({ type: 'dataset', id })) },
