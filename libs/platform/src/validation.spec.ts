@@ -104,4 +104,43 @@ describe('parseOrThrowPaced', () => {
     ]);
     expect(yields).toBeGreaterThan(PACED_PARSE_MIN_ITEMS);
   });
+
+  it('an object whose last member holds many items: as parseOrThrow, refinements included', async () => {
+    const row = z.object({ id: z.string().uuid(), t: z.string().transform((v) => v.toUpperCase()), n: z.number().optional() });
+    const upload = z
+      .object({ name: z.string().min(1), start: z.number(), meta: z.record(z.string(), z.unknown()).nullish(), rows: z.array(row).max(1000) })
+      .superRefine((b, ctx) => {
+        if (b.name === 'bad') ctx.addIssue({ code: 'custom', path: ['name'], message: 'not that name' });
+        b.rows.forEach((r, i) => {
+          if ((r.n ?? 0) < b.start) ctx.addIssue({ code: 'custom', path: ['rows', i, 'n'], message: `row ${r.t} before the start` });
+        });
+      });
+    const rows = Array.from({ length: 600 }, (_, i) => ({ id: good(i).id, t: `r${i}`, n: i }));
+    const cases: unknown[] = [
+      { name: 'ok', start: 0, rows },
+      { name: 'ok', start: 599, rows }, // refinement issues on rows
+      { name: 'bad', start: 0, meta: { a: 1 }, rows }, // refinement issue on the shell
+      { name: '', start: 0, rows }, // a check issue continues: the refinement still runs
+      { name: 'ok', start: 'x', rows }, // a type issue aborts the refinement
+      { name: 'ok', start: 0, rows: rows.map((r, i) => (i % 200 === 7 ? { ...r, id: 'no' } : r)) },
+      { name: 'ok', start: 0, rows: [...rows, ...rows] }, // too many rows: refused by size alone
+      { start: 0, rows, extra: 1 },
+    ];
+    for (const value of cases) {
+      const v = JSON.parse(JSON.stringify(value)) as unknown;
+      const want = outcome(() => parseOrThrow(upload, v, ['body']));
+      expect(await outcomeAsync(() => parseOrThrowPaced(upload, v, ['body'], {}, new EventLoopPacer(0)))).toEqual(want);
+    }
+    const pacer = new EventLoopPacer(0);
+    let yields = 0;
+    const original = pacer.yield.bind(pacer);
+    pacer.yield = async () => {
+      yields++;
+      await original();
+    };
+    await parseOrThrowPaced(upload, { name: 'ok', start: 0, rows }, ['body'], {}, pacer);
+    expect(yields).toBeGreaterThanOrEqual(rows.length - 1);
+    const refined = await outcomeAsync(() => parseOrThrowPaced(upload, { name: '', start: 599, rows }, ['body']));
+    expect(refined.errors?.map((e) => e.loc)).toEqual([['body', 'name'], ...rows.slice(0, 599).map((_, i) => ['body', 'rows', i, 'n'])]);
+  });
 });
