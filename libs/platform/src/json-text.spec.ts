@@ -1,5 +1,5 @@
 import { EventLoopPacer } from './pacer';
-import { isLargeJson, JSON_TEXT_SPLIT_NODES, jsonBytes, jsonTextOf, prepareJsonText } from './json-text';
+import { isLargeJson, JSON_STRING_PIECE_CHARS, JSON_TEXT_SPLIT_NODES, jsonBytes, jsonStringParts, jsonTextOf, prepareJsonText, utf8Bytes } from './json-text';
 
 const big = (n: number): Record<string, unknown> =>
   Object.fromEntries(Array.from({ length: n }, (_, i) => [`k${i}"\n`, i % 3 === 0 ? { a: [i, null, 'é€😀', { b: true }] } : i % 3 === 1 ? [i, -0, 1e21, 'x\u2028'] : `v${i}`]));
@@ -67,5 +67,23 @@ describe('jsonBytes', () => {
     expect(isLargeJson('text')).toBe(false);
     expect(isLargeJson(null)).toBe(false);
     expect(isLargeJson(new Date())).toBe(false);
+  });
+});
+
+describe('jsonStringParts', () => {
+  it('joins to JSON.stringify(s), pieces never splitting a surrogate pair, lone surrogates escaped as there', async () => {
+    const n = JSON_STRING_PIECE_CHARS;
+    const strings = [
+      'short "q" \n',
+      `x${'😀'.repeat(n)}`, // pairs across every piece boundary
+      `${'a'.repeat(n - 1)}\ud83d${'b'.repeat(n)}\ude00"\u0000`, // a lone high surrogate at a boundary, a lone low later
+      `${'é€\n"'.repeat(n)}`,
+    ];
+    for (const s of strings) {
+      const parts = await jsonStringParts(s, new EventLoopPacer(0));
+      expect(parts.join('')).toBe(JSON.stringify(s));
+      expect((await utf8Bytes(parts)).equals(Buffer.from(JSON.stringify(s)))).toBe(true);
+      if (s.length > n) expect(parts.length).toBeGreaterThan(3);
+    }
   });
 });
