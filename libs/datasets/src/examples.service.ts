@@ -3,7 +3,7 @@ import { randomUUID } from 'node:crypto';
 import type { EntityManager } from 'typeorm';
 import type { DatasetClone, DatasetVersionsDiff, Example, ExampleCreate, ExampleListQuery, ExampleUpdateWithId, Identity, ValidationErrorItem } from '@th/contracts';
 import { AuditPublisher } from '@th/audit-client';
-import { ValidationFailed, conflict, forbidden, notFound } from '@th/platform';
+import { EventLoopPacer, ValidationFailed, conflict, forbidden, notFound } from '@th/platform';
 import { DatasetsStore, EXAMPLE_COLUMNS, type DatasetRow, type ExampleRow } from './datasets.store';
 import { parseJsonObject } from './datasets.service';
 import { normalizeSplits, presentExample, storedMetadata } from './present';
@@ -38,9 +38,15 @@ export class ExamplesService {
 
   /** Examples as returned: with signed attachment URLs. */
   private async present(rows: ExampleRow[]): Promise<Example[]> {
-    if (!rows.some((r) => r.attachments)) return rows.map((r) => presentExample(r));
-    const sign = await this.signer.urlSigner();
-    return rows.map((r) => presentExample(r, sign));
+    const sign = rows.some((r) => r.attachments) ? await this.signer.urlSigner() : undefined;
+    // In slices of the event loop: a bulk write returns up to 10,000 examples.
+    const pacer = new EventLoopPacer();
+    const out: Example[] = [];
+    for (const r of rows) {
+      if (pacer.due()) await pacer.yield();
+      out.push(presentExample(r, sign));
+    }
+    return out;
   }
 
   /** Tracked: create_example. */
