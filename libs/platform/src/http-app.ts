@@ -73,7 +73,7 @@ class ExpressAdapterWithAppPrototypes extends ExpressAdapter {
     if (statusCode) response.status(statusCode);
     return jsonBytes(body).then((bytes) => {
       const type = response.get('Content-Type') ?? 'application/json';
-      response.set('Content-Type', /;\s*charset=/i.test(type) ? type : `${type}; charset=utf-8`);
+      response.set('Content-Type', `${type.replace(/;\s*charset=[^;]*/i, '')}; charset=utf-8`);
       response.send(bytes);
     });
   }
