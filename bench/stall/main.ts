@@ -13,12 +13,15 @@
  *   depth      a run whose inputs nest 5,000 levels, and a body of 1,000,000 nested arrays.
  * Each phase prints one JSON line (status and time of each request, the probe's p50/p99/max in the
  * phase, and the longest /ok during each request and the --settle seconds after its answer, so work done after
- * a 2xx counts towards the request that caused it);
+ * a 2xx counts towards the request that caused it). With a local service, each /ok also records the CPU time
+ * the service's main thread spent while it waited (/proc, 10 ms ticks): on a loaded machine a slow /ok with
+ * little of it was the scheduler's doing, not a block of the service's own;
  * then a markdown table and the verdict against the target: no /ok slower than 100 ms.
  *
  *   npm run build && node scripts/run.js bench/stall/main.js [--phases regex,schema,multipart,json,depth]
  *     [--baseline 3] [--settle 1.5] [--timeout 60] [--probe-ms 15] [--parts 100000] [--url http://... --api-key KEY]
  */
+import { execFileSync } from 'node:child_process';
 import { randomBytes, randomUUID } from 'node:crypto';
 import * as http from 'node:http';
 import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
@@ -74,16 +77,30 @@ function parseArgs(): Args {
 const PROBE = `
 const { parentPort, workerData } = require('node:worker_threads');
 const http = require('node:http');
+const { readFileSync } = require('node:fs');
 const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
 let stop = false;
 parentPort.on('message', (m) => { if (m === 'stop') stop = true; });
+// The service's main thread's CPU time (ms, utime + stime of /proc/PID/task/PID/stat; 10 ms ticks), or NaN.
+const cpuMs = () => {
+  if (!workerData.pid) return NaN;
+  try {
+    const stat = readFileSync('/proc/' + workerData.pid + '/task/' + workerData.pid + '/stat', 'utf8');
+    const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return ((Number(f[11]) + Number(f[12])) * 1000) / workerData.ticks;
+  } catch {
+    return NaN;
+  }
+};
 const once = () => new Promise((resolve) => {
   const t0 = performance.now();
+  const c0 = cpuMs();
+  const done = (status) => resolve({ at: Date.now(), ms: performance.now() - t0, cpu: cpuMs() - c0, status });
   const req = http.get(workerData.url + '/ok', { agent, timeout: 600000 }, (res) => {
     res.resume();
-    res.on('end', () => resolve({ at: Date.now(), ms: performance.now() - t0, status: res.statusCode }));
+    res.on('end', () => done(res.statusCode));
   });
-  req.on('error', () => resolve({ at: Date.now(), ms: performance.now() - t0, status: 0 }));
+  req.on('error', () => done(0));
 });
 (async () => {
   while (!stop) {
@@ -100,6 +117,8 @@ const once = () => new Promise((resolve) => {
 interface Sample {
   at: number;
   ms: number;
+  /** The service's main-thread CPU time (ms) while this /ok waited: on a loaded machine, the part of `ms` that was the service's own work. */
+  cpu: number;
   status: number;
 }
 
@@ -308,12 +327,23 @@ function phaseSteps(phase: Phase, ctx: { datasetId?: string }, args: Args): Step
 
 interface PhaseResult {
   phase: string;
-  requests: { label: string; status: number; ms: number; bytes: number; ok_max?: number; body?: string }[];
+  requests: { label: string; status: number; ms: number; bytes: number; ok_max?: number; ok_cpu_max?: number; body?: string }[];
   probes: number;
   p50: number;
   p99: number;
   max: number;
+  /** The most main-thread CPU time the service spent during one /ok of the phase. */
+  cpu_max: number;
   pass: boolean;
+}
+
+/** The kernel's clock ticks per second (USER_HZ), in which /proc reports CPU time. */
+function clockTicks(): number {
+  try {
+    return Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100;
+  } catch {
+    return 100;
+  }
 }
 
 async function main(): Promise<void> {
@@ -324,16 +354,22 @@ async function main(): Promise<void> {
   const svc = args.url
     ? { url: args.url, stop: async () => undefined }
     : await startAppProcess('standalone', { DATA_DIR: join(dir, 'data'), BOOTSTRAP_API_KEY: apiKey, PRINT_BANNER: 'false' });
+  const pid = 'child' in svc ? svc.child.pid : undefined;
   const samples: Sample[] = [];
-  const probe = new Worker(PROBE, { eval: true, workerData: { url: svc.url, probeMs: args.probeMs } });
+  const probe = new Worker(PROBE, { eval: true, workerData: { url: svc.url, probeMs: args.probeMs, pid, ticks: clockTicks() } });
   const probeDone = new Promise<void>((resolve) => probe.on('message', (m: Sample | 'done') => (m === 'done' ? resolve() : samples.push(m))));
   const results: PhaseResult[] = [];
   // The probes answered after `from` whose request was sent before `to`.
-  const probeWindow = (from: number, to: number): number[] => samples.filter((s) => s.at >= from && s.at - s.ms <= to).map((s) => s.ms);
+  const inWindow = (from: number, to: number): Sample[] => samples.filter((s) => s.at >= from && s.at - s.ms <= to);
+  const probeWindow = (from: number, to: number): number[] => inWindow(from, to).map((s) => s.ms);
+  const cpuMax = (from: number, to: number): number => {
+    const cpu = inWindow(from, to).map((s) => s.cpu).filter(Number.isFinite);
+    return cpu.length ? Math.max(...cpu) : NaN;
+  };
   const summarize = (phase: string, from: number, to: number, requests: PhaseResult['requests']): PhaseResult => {
     const ms = probeWindow(from, to);
     const max = ms.length ? Math.max(...ms) : NaN;
-    const r = { phase, requests, probes: ms.length, p50: round(median(ms)), p99: round(percentile(ms, 99)), max: round(max), pass: max <= TARGET_MS && ms.length > 0 };
+    const r = { phase, requests, probes: ms.length, p50: round(median(ms)), p99: round(percentile(ms, 99)), max: round(max), cpu_max: round(cpuMax(from, to)), pass: max <= TARGET_MS && ms.length > 0 };
     console.log(JSON.stringify(r));
     return r;
   };
@@ -355,7 +391,7 @@ async function main(): Promise<void> {
         // Work done after the answer (the writer's) counts towards the request that caused it.
         await new Promise((r) => setTimeout(r, args.settle * 1000));
         const ok = probeWindow(sent, Date.now());
-        requests.push({ label, status: a.status, ms: round(a.ms), bytes: a.bytes, ok_max: round(ok.length ? Math.max(...ok) : NaN), ...(a.status >= 400 || a.status === 0 ? { body: a.body.slice(0, 160) } : {}) });
+        requests.push({ label, status: a.status, ms: round(a.ms), bytes: a.bytes, ok_max: round(ok.length ? Math.max(...ok) : NaN), ok_cpu_max: round(cpuMax(sent, Date.now())), ...(a.status >= 400 || a.status === 0 ? { body: a.body.slice(0, 160) } : {}) });
       }
       results.push(summarize(phase, from, Date.now(), requests));
     }
@@ -366,11 +402,11 @@ async function main(): Promise<void> {
     await svc.stop();
     rmSync(dir, { recursive: true, force: true });
   }
-  console.log('\n| phase | request | status | answer ms | /ok max during it | phase /ok p50 | p99 | max | ≤ 100 ms |\n|---|---|---|---|---|---|---|---|---|');
+  console.log('\n| phase | request | status | answer ms | /ok max during it | most service main-thread CPU ms in one /ok | phase /ok p50 | p99 | max | ≤ 100 ms |\n|---|---|---|---|---|---|---|---|---|---|');
   for (const r of results) {
     const rows: PhaseResult['requests'] = r.requests.length ? r.requests : [{ label: '(quiet)', status: 0, ms: 0, bytes: 0 }];
     rows.forEach((q, i) =>
-      console.log(`| ${i === 0 ? r.phase : ''} | ${q.label} | ${q.status || ''} | ${q.ms || ''} | ${q.ok_max ?? ''} | ${i === 0 ? r.p50 : ''} | ${i === 0 ? r.p99 : ''} | ${i === 0 ? r.max : ''} | ${i === 0 ? (r.pass ? 'pass' : 'FAIL') : ''} |`),
+      console.log(`| ${i === 0 ? r.phase : ''} | ${q.label} | ${q.status || ''} | ${q.ms || ''} | ${q.ok_max ?? ''} | ${q.ok_cpu_max ?? ''} | ${i === 0 ? r.p50 : ''} | ${i === 0 ? r.p99 : ''} | ${i === 0 ? r.max : ''} | ${i === 0 ? (r.pass ? 'pass' : 'FAIL') : ''} |`),
     );
   }
   const failed = results.filter((r) => !r.pass).map((r) => r.phase);

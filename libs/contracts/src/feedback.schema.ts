@@ -181,8 +181,17 @@ export const feedbackEventSchema = z.object({
 });
 export type FeedbackEvent = z.infer<typeof feedbackEventSchema>;
 
-/** Builds the event of a new feedback; `version` must grow with every write of the same id. */
-export function feedbackEventFromCreate(tenantId: string, f: FeedbackCreate & { id: string }, version: number, nowMicros: number): FeedbackEvent {
+/**
+ * Builds the event of a new feedback; `version` must grow with every write of the same id. `texts`: the JSON
+ * texts of a large value or correction, when the caller made them already (in slices).
+ */
+export function feedbackEventFromCreate(
+  tenantId: string,
+  f: FeedbackCreate & { id: string },
+  version: number,
+  nowMicros: number,
+  texts: { value?: string; correction?: string } = {},
+): FeedbackEvent {
   const created = f.created_at ?? microsToIso(nowMicros);
   return {
     tenant_id: tenantId,
@@ -192,9 +201,9 @@ export function feedbackEventFromCreate(tenantId: string, f: FeedbackCreate & { 
     session_id: f.session_id ?? null,
     key: f.key,
     score: f.score ?? null,
-    value_json: f.value == null ? null : JSON.stringify(f.value),
+    value_json: f.value == null ? null : (texts.value ?? JSON.stringify(f.value)),
     comment: f.comment ?? null,
-    correction_json: f.correction == null ? null : JSON.stringify(f.correction),
+    correction_json: f.correction == null ? null : (texts.correction ?? JSON.stringify(f.correction)),
     feedback_source: f.feedback_source ?? { type: 'api' },
     feedback_config: f.feedback_config ?? null,
     comparative_experiment_id: f.comparative_experiment_id ?? null,

@@ -32,6 +32,7 @@ import {
   parseClientJson,
   parseMultipartOr422,
   parseOrThrow,
+  parseOrThrowPaced,
   ValidationFailed,
   type RawBodyRequest,
 } from '@th/platform';
@@ -53,14 +54,14 @@ export class ExamplesController {
   @Post('bulk')
   @TrackedOperation()
   @HttpCode(200)
-  createBulk(@CurrentIdentity() identity: Identity, @Body() body: unknown): Promise<Example[]> {
-    return this.examples.createForDatasets(identity, parseOrThrow(exampleCreateManySchema, body, ['body']));
+  async createBulk(@CurrentIdentity() identity: Identity, @Body() body: unknown): Promise<Example[]> {
+    return this.examples.createForDatasets(identity, await parseOrThrowPaced(exampleCreateManySchema, body, ['body']));
   }
 
   @Patch('bulk')
   @TrackedOperation()
-  updateBulk(@CurrentIdentity() identity: Identity, @Body() body: unknown): Promise<Example[]> {
-    return this.examples.updateMany(identity, parseOrThrow(exampleUpdateManySchema, body, ['body']));
+  async updateBulk(@CurrentIdentity() identity: Identity, @Body() body: unknown): Promise<Example[]> {
+    return this.examples.updateMany(identity, await parseOrThrowPaced(exampleUpdateManySchema, body, ['body']));
   }
 
   @Get()

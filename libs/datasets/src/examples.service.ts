@@ -3,7 +3,7 @@ import { randomUUID } from 'node:crypto';
 import type { EntityManager } from 'typeorm';
 import type { DatasetClone, DatasetVersionsDiff, Example, ExampleCreate, ExampleListQuery, ExampleUpdateWithId, Identity, ValidationErrorItem } from '@th/contracts';
 import { AuditPublisher } from '@th/audit-client';
-import { ValidationFailed, conflict, forbidden, notFound } from '@th/platform';
+import { EventLoopPacer, ValidationFailed, conflict, forbidden, notFound } from '@th/platform';
 import { DatasetsStore, EXAMPLE_COLUMNS, type DatasetRow, type ExampleRow } from './datasets.store';
 import { parseJsonObject } from './datasets.service';
 import { normalizeSplits, presentExample, storedMetadata } from './present';
@@ -38,9 +38,15 @@ export class ExamplesService {
 
   /** Examples as returned: with signed attachment URLs. */
   private async present(rows: ExampleRow[]): Promise<Example[]> {
-    if (!rows.some((r) => r.attachments)) return rows.map((r) => presentExample(r));
-    const sign = await this.signer.urlSigner();
-    return rows.map((r) => presentExample(r, sign));
+    const sign = rows.some((r) => r.attachments) ? await this.signer.urlSigner() : undefined;
+    // In slices of the event loop: a bulk write returns up to 10,000 examples.
+    const pacer = new EventLoopPacer();
+    const out: Example[] = [];
+    for (const r of rows) {
+      if (pacer.due()) await pacer.yield();
+      out.push(presentExample(r, sign));
+    }
+    return out;
   }
 
   /** Tracked: create_example. */
@@ -74,7 +80,11 @@ export class ExamplesService {
   /** Examples for several datasets (POST /examples/bulk) in one transaction: one new version per dataset. */
   createForDatasets(identity: Identity, examples: (ExampleCreate & { dataset_id: string })[]): Promise<Example[]> {
     const byDataset = new Map<string, { e: ExampleCreate; i: number }[]>();
-    examples.forEach((e, i) => byDataset.set(e.dataset_id, [...(byDataset.get(e.dataset_id) ?? []), { e, i }]));
+    examples.forEach((e, i) => {
+      const group = byDataset.get(e.dataset_id);
+      if (group) group.push({ e, i });
+      else byDataset.set(e.dataset_id, [{ e, i }]);
+    });
     const datasetIds = [...byDataset.keys()].sort();
     return this.audit.track(
       { operation: 'create_examples', identity, resources: datasetIds.map((id) => ({ type: 'dataset', id })) },

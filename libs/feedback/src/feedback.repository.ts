@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { byIdCondition, ClickHouse, RUNS_BY_ID, type QueryParams } from '@th/clickhouse';
 import type { FeedbackEvent, FeedbackListQuery, FeedbackStatsGroup, TenantScope } from '@th/contracts';
-import { FEEDBACK_COLUMNS, eventFromRow, feedbackRowJson, type StoredFeedbackRow } from './feedback-row';
+import { FEEDBACK_COLUMNS, eventFromRow, feedbackRowsBytes, type StoredFeedbackRow } from './feedback-row';
 
 /** The only code that speaks SQL to the feedback table; every query is bound to a tenant and reads merged rows (FINAL). */
 @Injectable()
@@ -87,6 +87,6 @@ export class FeedbackRepository {
   /** Inserts whole feedback versions; the engine keeps the newest per id. */
   async insert(events: FeedbackEvent[]): Promise<void> {
     if (events.length === 0) return;
-    await this.ch.insertJsonEachRow('feedback', Buffer.from(events.map(feedbackRowJson).join('\n')));
+    await this.ch.insertJsonEachRow('feedback', await feedbackRowsBytes(events));
   }
 }

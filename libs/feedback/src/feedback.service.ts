@@ -14,7 +14,7 @@ import {
   type TenantScope,
 } from '@th/contracts';
 import { EventBus } from '@th/bus';
-import { ValidationFailed, conflict, notFound } from '@th/platform';
+import { EventLoopPacer, ValidationFailed, conflict, jsonTextOf, notFound, prepareJsonText } from '@th/platform';
 import { FeedbackConfigService } from './feedback-config.service';
 import { FeedbackRepository } from './feedback.repository';
 
@@ -57,13 +57,17 @@ export class FeedbackService {
   async submit(scope: TenantScope, items: (FeedbackCreate & { id?: string })[]): Promise<FeedbackEvent[]> {
     const now = Date.now() * 1000;
     const events: FeedbackEvent[] = [];
+    const pacer = new EventLoopPacer();
     for (const item of items) {
       let f = { ...item, id: item.id ?? randomUUID() };
       if (f.run_id && (!f.trace_id || !f.session_id)) {
         const loc = await this.repo.findRunLocation(scope, f.run_id);
         if (loc) f = { ...f, trace_id: f.trace_id ?? loc.trace_id, session_id: f.session_id ?? loc.session_id };
       }
-      events.push(feedbackEventFromCreate(scope.tenant_id, f, nextFeedbackVersion(), now));
+      // A large value or correction is serialized in slices (one JSON.stringify of 25 MB holds the event loop).
+      await prepareJsonText(f.value, pacer);
+      await prepareJsonText(f.correction, pacer);
+      events.push(feedbackEventFromCreate(scope.tenant_id, f, nextFeedbackVersion(), now, { value: jsonTextOf(f.value), correction: jsonTextOf(f.correction) }));
     }
     await this.publish(events);
     return events;

@@ -17,7 +17,15 @@ class ProbeController {
   echo(@Body() body: unknown): unknown {
     return { body };
   }
+
+  /** An answer large enough to be serialized in slices (a bulk write's). */
+  @Get('large')
+  large(): unknown {
+    return LARGE;
+  }
 }
+
+const LARGE = { items: Array.from({ length: 5000 }, (_, i) => ({ id: i, text: `é€😀 ${i}\n`, gone: undefined })), when: new Date(0) };
 
 @Module({ controllers: [ProbeController] })
 class ProbeModule {}
@@ -47,6 +55,16 @@ describe('createHttpApp (real HTTP server on 127.0.0.1)', () => {
     expect(await r.json()).toEqual({ request: true, response: true, ua: 'probe/1' });
     // Express's own Object.setPrototypeOf(req, app.request) then changes nothing
     expect(made.at(-1)).toEqual({ request: true, response: true });
+  });
+
+  it('sends a large answer with the bytes and headers of res.json', async () => {
+    for (const method of ['GET', 'HEAD']) {
+      const r = await fetch(`${url}/large`, { method });
+      expect(r.status).toBe(200);
+      expect(r.headers.get('content-type')).toBe('application/json; charset=utf-8');
+      expect(r.headers.get('content-length')).toBe(String(Buffer.byteLength(JSON.stringify(LARGE))));
+      expect(await r.text()).toBe(method === 'GET' ? JSON.stringify(LARGE) : '');
+    }
   });
 
   it('still reads bodies, answers errors in the house shapes, and keeps connections alive', async () => {

@@ -1,13 +1,14 @@
 import { rmSync } from 'node:fs';
 import { createServer, IncomingMessage, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
-import type { INestApplication, NestApplicationOptions } from '@nestjs/common';
+import { StreamableFile, type INestApplication, type NestApplicationOptions } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import type { Express, NextFunction, Request, Response } from 'express';
 import { ExpressAdapter, type NestExpressApplication } from '@nestjs/platform-express';
 import { apiPrefixRewrite, bodyReader } from './body-reader';
 import { HttpExceptionFilter } from './http-exception.filter';
 import { JsonBodyPool } from './json-body-pool';
+import { isLargeJson, jsonBytes } from './json-text';
 import { JsonLogger, type LogLevel } from './logger';
 import { enableProcessMetrics, httpMetricsMiddleware, metricsEndpoint, startMetricsServer } from './metrics';
 import { requestIdResponseHeader, shutdownSelfTracing, startSelfTracing, traceHttpServer, type SelfTracingSettings } from './self-tracing';
@@ -66,6 +67,21 @@ class ExpressAdapterWithAppPrototypes extends ExpressAdapter {
       },
       app,
     );
+  }
+
+  /**
+   * A large JSON answer (a bulk write returns what it stored) is serialized in slices: Express's res.json, one
+   * JSON.stringify and one UTF-8 encoding, held the event loop for hundreds of milliseconds at 25 MB.
+   * The bytes and headers are the ones res.json sends.
+   */
+  override reply(response: Response, body: unknown, statusCode?: number): unknown {
+    if (body instanceof StreamableFile || body instanceof Error || !isLargeJson(body)) return super.reply(response, body, statusCode);
+    if (statusCode) response.status(statusCode);
+    return jsonBytes(body).then((bytes) => {
+      const type = response.get('Content-Type') ?? 'application/json';
+      response.set('Content-Type', `${type.replace(/;\s*charset=[^;]*/i, '')}; charset=utf-8`);
+      response.send(bytes);
+    });
   }
 }
 

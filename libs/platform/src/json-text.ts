@@ -53,3 +53,91 @@ export async function prepareJsonText(v: unknown, pacer: EventLoopPacer): Promis
 export function jsonTextOf(v: unknown): string | undefined {
   return typeof v === 'object' && v !== null ? texts.get(v) : undefined;
 }
+
+/** True when `v` is an object large enough for jsonBytes to serialize in slices. */
+export function isLargeJson(v: unknown): v is object {
+  return isPlain(v) && hasNodes(v, JSON_TEXT_SPLIT_NODES);
+}
+
+/** JSON.stringify's fragments of `v`, in order, a member at a time for large values. */
+async function fragments(v: object, pacer: EventLoopPacer, out: string[]): Promise<void> {
+  let first = true;
+  const member = async (x: unknown, key: string | null): Promise<void> => {
+    if (pacer.due()) await pacer.yield();
+    const large = isLargeJson(x);
+    const text = large ? undefined : JSON.stringify(x);
+    // As JSON.stringify: a member whose value has no JSON form is left out, an array item becomes null.
+    if (!large && text === undefined && key !== null) return;
+    if (!first) out.push(',');
+    first = false;
+    if (key !== null) out.push(`${JSON.stringify(key)}:`);
+    if (large) await fragments(x as object, pacer, out);
+    else out.push(text ?? 'null');
+  };
+  const isArray = Array.isArray(v);
+  out.push(isArray ? '[' : '{');
+  if (isArray) for (const item of v) await member(item, null);
+  else for (const k of Object.keys(v)) await member((v as Record<string, unknown>)[k], k);
+  out.push(isArray ? ']' : '}');
+}
+
+/** UTF-8 is encoded this many characters at a time. */
+const ENCODE_CHARS = 256 * 1024;
+
+/** The UTF-8 bytes of `parts` joined, encoded a group of parts at a time with the event loop given way between. */
+export async function utf8Bytes(parts: readonly string[], pacer = new EventLoopPacer()): Promise<Buffer> {
+  const buffers: Buffer[] = [];
+  let group: string[] = [];
+  let chars = 0;
+  const flush = () => {
+    buffers.push(Buffer.from(group.join(''), 'utf8'));
+    group = [];
+    chars = 0;
+  };
+  for (const p of parts) {
+    group.push(p);
+    chars += p.length;
+    if (chars >= ENCODE_CHARS) {
+      flush();
+      if (pacer.due()) await pacer.yield();
+    }
+  }
+  if (group.length > 0) flush();
+  return Buffer.concat(buffers);
+}
+
+/**
+ * The UTF-8 bytes of JSON.stringify(v), made in slices of the pacer's length: for a large answer (a bulk
+ * write that returns what it stored), whose single JSON.stringify and encoding held the event loop for
+ * hundreds of milliseconds.
+ */
+export async function jsonBytes(v: unknown, pacer = new EventLoopPacer()): Promise<Buffer> {
+  if (!isLargeJson(v)) return Buffer.from(JSON.stringify(v) ?? '', 'utf8');
+  const parts: string[] = [];
+  await fragments(v, pacer, parts);
+  return utf8Bytes(parts, pacer);
+}
+
+/** Strings this long are quoted in pieces by jsonStringParts. */
+export const JSON_STRING_PIECE_CHARS = 256 * 1024;
+
+/**
+ * JSON.stringify(s) as parts to join (or to encode with utf8Bytes), a piece at a time with the event loop given
+ * way between: the quoting of a 25 MB string is one call of tens of milliseconds. Pieces never split a surrogate
+ * pair (JSON.stringify would write each half as an escape).
+ */
+export async function jsonStringParts(s: string, pacer = new EventLoopPacer()): Promise<string[]> {
+  if (s.length <= JSON_STRING_PIECE_CHARS) return [JSON.stringify(s)];
+  const parts = ['"'];
+  for (let at = 0; at < s.length; ) {
+    if (pacer.due()) await pacer.yield();
+    let end = Math.min(s.length, at + JSON_STRING_PIECE_CHARS);
+    const last = s.charCodeAt(end - 1);
+    if (end < s.length && last >= 0xd800 && last <= 0xdbff) end++;
+    const quoted = JSON.stringify(s.slice(at, end));
+    parts.push(quoted.slice(1, -1));
+    at = end;
+  }
+  parts.push('"');
+  return parts;
+}

@@ -1,7 +1,8 @@
 import { z } from 'zod';
 import { ValidationFailed } from './errors';
 import { MAX_JSON_DEPTH } from './json-depth';
-import { parseOrThrow, storableValueProblems, textProblem } from './validation';
+import { EventLoopPacer } from './pacer';
+import { PACED_PARSE_MIN_ITEMS, parseOrThrow, parseOrThrowPaced, storableValueProblems, textProblem } from './validation';
 
 const nest = (n: number): unknown => {
   let v: unknown = 1;
@@ -45,5 +46,101 @@ describe('storable request values', () => {
 
   it('stops after 20 problems', () => {
     expect(storableValueProblems(Array.from({ length: 1000 }, () => '\u0000'), ['body'])).toHaveLength(20);
+  });
+});
+
+describe('parseOrThrowPaced', () => {
+  const item = z.object({ id: z.string().uuid(), n: z.number().int().transform((v) => v * 2), tags: z.array(z.string()).max(2).optional() });
+  const many = z.array(item).min(1).max(1000);
+  const good = (i: number) => ({ id: '00000000-0000-4000-8000-' + String(i).padStart(12, '0'), n: i });
+  /** What parseOrThrow gives: the data or the 422 items. */
+  const outcome = (f: () => unknown) => {
+    try {
+      return { data: f() };
+    } catch (err) {
+      if (err instanceof ValidationFailed) return { errors: err.details };
+      throw err;
+    }
+  };
+  const outcomeAsync = async (f: () => Promise<unknown>) => {
+    try {
+      return { data: await f() };
+    } catch (err) {
+      if (err instanceof ValidationFailed) return { errors: err.details };
+      throw err;
+    }
+  };
+
+  it('answers as parseOrThrow (data, issues and their order) while giving the event loop way', async () => {
+    const bigGood = Array.from({ length: 900 }, (_, i) => good(i));
+    const bad = bigGood.map((v, i) => (i === 3 ? { ...v, n: 1.5 } : i === 400 ? { id: 'x', tags: ['a', 'b', 'c'] } : i === 899 ? 'no' : v));
+    const cases: [z.ZodTypeAny, unknown][] = [
+      [many, bigGood],
+      [many, bad],
+      [many, Array.from({ length: 1001 }, (_, i) => good(i))], // too many: refused by size alone
+      [many, bigGood.slice(0, 5)], // small: parsed at once
+      [many, 'not an array'],
+      [many, [...bigGood.slice(0, 300), { id: '\u0000' }, { x: 'a\u0000' }]],
+      [z.array(item).refine((a) => a.length % 2 === 0, 'even'), bigGood.slice(0, 301)], // other checks: parsed at once
+    ];
+    const pacer = new EventLoopPacer(0);
+    let yields = 0;
+    const original = pacer.yield.bind(pacer);
+    pacer.yield = async () => {
+      yields++;
+      await original();
+    };
+    for (const [schema, value] of cases) {
+      const v = JSON.parse(JSON.stringify(value)) as unknown;
+      expect(outcome(() => parseOrThrow(schema, v, ['body']))).not.toEqual({ errors: undefined });
+      expect(await outcomeAsync(() => parseOrThrowPaced(schema, v, ['body'], {}, pacer))).toEqual(outcome(() => parseOrThrow(schema, v, ['body'])));
+    }
+    expect((await outcomeAsync(() => parseOrThrowPaced(many, bad, ['body'], {}, pacer))).errors?.map((e) => e.loc)).toEqual([
+      ['body', 3, 'n'],
+      ['body', 400, 'id'],
+      ['body', 400, 'n'],
+      ['body', 400, 'tags'],
+      ['body', 899],
+    ]);
+    expect(yields).toBeGreaterThan(PACED_PARSE_MIN_ITEMS);
+  });
+
+  it('an object whose last member holds many items: as parseOrThrow, refinements included', async () => {
+    const row = z.object({ id: z.string().uuid(), t: z.string().transform((v) => v.toUpperCase()), n: z.number().optional() });
+    const upload = z
+      .object({ name: z.string().min(1), start: z.number(), meta: z.record(z.string(), z.unknown()).nullish(), rows: z.array(row).max(1000) })
+      .superRefine((b, ctx) => {
+        if (b.name === 'bad') ctx.addIssue({ code: 'custom', path: ['name'], message: 'not that name' });
+        b.rows.forEach((r, i) => {
+          if ((r.n ?? 0) < b.start) ctx.addIssue({ code: 'custom', path: ['rows', i, 'n'], message: `row ${r.t} before the start` });
+        });
+      });
+    const rows = Array.from({ length: 600 }, (_, i) => ({ id: good(i).id, t: `r${i}`, n: i }));
+    const cases: unknown[] = [
+      { name: 'ok', start: 0, rows },
+      { name: 'ok', start: 599, rows }, // refinement issues on rows
+      { name: 'bad', start: 0, meta: { a: 1 }, rows }, // refinement issue on the shell
+      { name: '', start: 0, rows }, // a check issue continues: the refinement still runs
+      { name: 'ok', start: 'x', rows }, // a type issue aborts the refinement
+      { name: 'ok', start: 0, rows: rows.map((r, i) => (i % 200 === 7 ? { ...r, id: 'no' } : r)) },
+      { name: 'ok', start: 0, rows: [...rows, ...rows] }, // too many rows: refused by size alone
+      { start: 0, rows, extra: 1 },
+    ];
+    for (const value of cases) {
+      const v = JSON.parse(JSON.stringify(value)) as unknown;
+      const want = outcome(() => parseOrThrow(upload, v, ['body']));
+      expect(await outcomeAsync(() => parseOrThrowPaced(upload, v, ['body'], {}, new EventLoopPacer(0)))).toEqual(want);
+    }
+    const pacer = new EventLoopPacer(0);
+    let yields = 0;
+    const original = pacer.yield.bind(pacer);
+    pacer.yield = async () => {
+      yields++;
+      await original();
+    };
+    await parseOrThrowPaced(upload, { name: 'ok', start: 0, rows }, ['body'], {}, pacer);
+    expect(yields).toBeGreaterThanOrEqual(rows.length - 1);
+    const refined = await outcomeAsync(() => parseOrThrowPaced(upload, { name: '', start: 599, rows }, ['body']));
+    expect(refined.errors?.map((e) => e.loc)).toEqual([['body', 'name'], ...rows.slice(0, 599).map((_, i) => ['body', 'rows', i, 'n'])]);
   });
 });

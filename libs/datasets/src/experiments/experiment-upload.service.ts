@@ -19,7 +19,7 @@ import {
 } from '@th/contracts';
 import { EventBus, type OutgoingMessage } from '@th/bus';
 import { AuditPublisher } from '@th/audit-client';
-import { DomainError, ErrorCode, badRequest, conflict } from '@th/platform';
+import { DomainError, ErrorCode, EventLoopPacer, badRequest, conflict } from '@th/platform';
 import { DATASETS_DATA_SOURCE } from '../datasets.module';
 import { DatasetsService } from '../datasets.service';
 import { ExamplesService } from '../examples.service';
@@ -109,7 +109,7 @@ export class ExperimentUploadService {
         }
         await this.writeExamples(identity, datasetId, body, plan.knownExamples, m);
         // Published inside the transaction: a refused publish rolls the examples back.
-        await this.publish(TOPICS.runs, this.runEvents(identity, body, experiment.id, runIds).map((e) => ({ key: e.id, value: e })));
+        await this.publish(TOPICS.runs, (await this.runEvents(identity, body, experiment.id, runIds)).map((e) => ({ key: e.id, value: e })));
         await this.publish(TOPICS.feedback, feedback.map((e) => ({ key: e.run_id ?? e.session_id ?? e.id, value: e })));
       });
     } catch (err) {
@@ -172,34 +172,42 @@ export class ExperimentUploadService {
     );
   }
 
-  private runEvents(identity: Identity, body: ExperimentUploadRequest, sessionId: string, runIds: string[]): RunEvent[] {
+  /** The rows' runs, made in slices of the event loop (tens of thousands of rows). */
+  private async runEvents(identity: Identity, body: ExperimentUploadRequest, sessionId: string, runIds: string[]): Promise<RunEvent[]> {
     const receivedAt = microsToIso(Date.now() * 1000);
-    return body.results.map((r, i) => {
-      const id = runIds[i];
-      const start = iso(r.start_time);
-      return {
-        kind: 'run',
-        op: 'post',
-        tenant_id: identity.tenant_id,
-        id,
-        received_at: receivedAt,
-        fields: {
-          session_id: sessionId,
-          trace_id: id,
-          parent_run_id: null,
-          dotted_order: rootDottedOrder(start, id),
-          name: r.run_name ?? DEFAULT_RUN_NAME,
-          run_type: 'chain',
-          start_time: start,
-          end_time: iso(r.end_time),
-          inputs: r.inputs,
-          outputs: r.actual_outputs ?? null,
-          extra: { metadata: { ...(r.run_metadata ?? {}) } },
-          error: r.error ?? null,
-          reference_example_id: r.row_id,
-        },
-      };
-    });
+    const pacer = new EventLoopPacer();
+    const events: RunEvent[] = [];
+    for (const [i, r] of body.results.entries()) {
+      if (pacer.due()) await pacer.yield();
+      events.push(this.runEvent(identity, r, sessionId, runIds[i], receivedAt));
+    }
+    return events;
+  }
+
+  private runEvent(identity: Identity, r: ExperimentUploadRequest['results'][number], sessionId: string, id: string, receivedAt: string): RunEvent {
+    const start = iso(r.start_time);
+    return {
+      kind: 'run',
+      op: 'post',
+      tenant_id: identity.tenant_id,
+      id,
+      received_at: receivedAt,
+      fields: {
+        session_id: sessionId,
+        trace_id: id,
+        parent_run_id: null,
+        dotted_order: rootDottedOrder(start, id),
+        name: r.run_name ?? DEFAULT_RUN_NAME,
+        run_type: 'chain',
+        start_time: start,
+        end_time: iso(r.end_time),
+        inputs: r.inputs,
+        outputs: r.actual_outputs ?? null,
+        extra: { metadata: { ...(r.run_metadata ?? {}) } },
+        error: r.error ?? null,
+        reference_example_id: r.row_id,
+      },
+    };
   }
 
   private feedbackEvents(identity: Identity, body: ExperimentUploadRequest, sessionId: string, runIds: string[]): FeedbackEvent[] {

@@ -14,7 +14,7 @@ import {
 } from '@th/contracts';
 import { CurrentIdentity } from '@th/auth';
 import { TrackedOperation } from '@th/audit-client';
-import { parseOrThrow } from '@th/platform';
+import { parseOrThrow, parseOrThrowPaced } from '@th/platform';
 import { ComparativeExperimentsService } from './comparative-experiments.service';
 import { ExperimentCompareService } from './experiment-compare.service';
 import { ExperimentUploadService } from './experiment-upload.service';
@@ -51,8 +51,8 @@ export class ExperimentsController {
   @Post('upload-experiment')
   @TrackedOperation()
   @HttpCode(200)
-  upload(@CurrentIdentity() identity: Identity, @Body() body: unknown): Promise<ExperimentUploadResponse> {
-    return this.uploads.upload(identity, parseOrThrow(experimentUploadRequestSchema, body, ['body']));
+  async upload(@CurrentIdentity() identity: Identity, @Body() body: unknown): Promise<ExperimentUploadResponse> {
+    return this.uploads.upload(identity, await parseOrThrowPaced(experimentUploadRequestSchema, body, ['body']));
   }
 
   /** LangSmith's form: the dataset's examples, each with the runs of the chosen experiments. */
