@@ -6,7 +6,7 @@ import { Client, type Example } from 'langsmith';
 import { evaluate } from 'langsmith/evaluation';
 import { type Browser, type BrowserContext, type Page } from 'playwright-core';
 import { startTestStandalone, type TestStandalone } from './testing/standalone-harness';
-import { CHROMIUM, launchChromium, seriousA11yFindings } from './testing/web-browser';
+import { CHROMIUM, launchChromium, seriousA11yFindings, signedInPage } from './testing/web-browser';
 
 const ROOT = join(__dirname, '..', '..', '..');
 /** Each wait in the browser is bounded. */
@@ -67,13 +67,7 @@ describe('web app: a dataset, its experiments and their comparison (Chromium aga
     await runExperiment('multiplier', async (inputs) => ({ sum: (inputs.a as number) * (inputs.b as number) }));
 
     browser = await launchChromium();
-    context = await browser.newContext({ viewport: { width: 1280, height: 900 }, colorScheme: 'light' });
-    page = await context.newPage();
-    page.setDefaultTimeout(WAIT_MS);
-    await page.goto(`${svc.url}/login`);
-    await page.getByLabel('API key').fill(svc.apiKey);
-    await page.getByRole('button', { name: 'Sign in' }).click();
-    await page.waitForURL(`${svc.url}/o/${svc.workspaceId}/projects`);
+    ({ context, page } = await signedInPage(browser, svc, WAIT_MS));
   }, 300_000);
 
   afterAll(async () => {

@@ -6,7 +6,7 @@ import { Client, RunTree } from 'langsmith';
 import { type Browser, type BrowserContext, type Page } from 'playwright-core';
 import type { ProjectDashboard, SavedFilter } from '@th/contracts';
 import { startTestStandalone, type TestStandalone } from './testing/standalone-harness';
-import { CHROMIUM, launchChromium, seriousA11yFindings } from './testing/web-browser';
+import { CHROMIUM, launchChromium, seriousA11yFindings, signedInPage } from './testing/web-browser';
 
 const ROOT = join(__dirname, '..', '..', '..');
 /** Each wait in the browser is bounded. */
@@ -56,16 +56,11 @@ describe('web app: runs table, saved filters, monitoring (Chromium against the s
     await client.createFeedback(roots[2].id, 'helpfulness', { score: 1, sessionId: projectId, traceId: roots[2].id });
 
     browser = await launchChromium();
-    context = await browser.newContext({ viewport: { width: 1280, height: 900 }, colorScheme: 'light' });
-    page = await context.newPage();
-    page.setDefaultTimeout(WAIT_MS);
-    page.on('console', (m) => {
-      if (/Content Security Policy/i.test(m.text())) cspViolations.push(m.text());
-    });
-    await page.goto(`${svc.url}/login`);
-    await page.getByLabel('API key').fill(svc.apiKey);
-    await page.getByRole('button', { name: 'Sign in' }).click();
-    await page.waitForURL(`${svc.url}/o/${svc.workspaceId}/projects`);
+    ({ context, page } = await signedInPage(browser, svc, WAIT_MS, (p) =>
+      p.on('console', (m) => {
+        if (/Content Security Policy/i.test(m.text())) cspViolations.push(m.text());
+      }),
+    ));
     // Starting the service and writing through the SDK take long on a busy machine.
   }, 300_000);
 
