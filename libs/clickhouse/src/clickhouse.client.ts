@@ -168,7 +168,7 @@ export class ClickHouse {
    * A query's result as a byte stream in a binary `format` (Parquet), for results too large to hold.
    * Over HTTP the server's response streams through with back-pressure. In process chDB returns a
    * result only whole, so the engine writes it to a file beside its data directory, which the stream
-   * reads and removes when closed: memory stays flat whatever the result's size. `settings` go in the
+   * reads (the path is removed as soon as it is open): memory stays flat whatever the result's size. `settings` go in the
    * query's SETTINGS clause (in process, `clickhouse_settings` would be SET on the shared connection).
    */
   async queryStream(sql: string, params: QueryParams, format: 'Parquet', settings: Record<string, string | number> = {}, signal?: AbortSignal): Promise<Readable> {
@@ -184,14 +184,18 @@ export class ClickHouse {
     }
     const file = `${target.path}${OUTPUT_INFIX}${randomUUID()}.${format.toLowerCase()}`;
     try {
-      await this.on('query', (lane) => lane.client.command({ query: `INSERT INTO FUNCTION file(${quoteString(file)}, ${format}) ${inlineParams(query, params)}`, abort_signal: signal }));
+      // Not abortable half-way: the engine would go on writing the file after the call had given up on it.
+      await this.on('query', (lane) => lane.client.command({ query: `INSERT INTO FUNCTION file(${quoteString(file)}, ${format}) ${inlineParams(query, params)}` }));
+      signal?.throwIfAborted();
     } catch (err) {
       rmSync(file, { force: true });
       throw err;
     }
-    const stream = createReadStream(file);
-    stream.once('close', () => rmSync(file, { force: true }));
-    return stream;
+    // Opened, then unlinked at once: the stream reads it through its descriptor, and no path is left behind
+    // whether or not the stream is ever read or closed.
+    const fd = openSync(file, constants.O_RDONLY);
+    rmSync(file, { force: true });
+    return createReadStream('', { fd, autoClose: true });
   }
 
   async command(sql: string, params: QueryParams = {}, settings: Record<string, string | number> = {}): Promise<void> {
