@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { feedbackCreateSchema, feedbackEventFromCreate } from '@th/contracts';
-import { EventLoopPacer, JSON_STRING_PIECE_CHARS } from '@th/platform';
+import { CountingPacer, JSON_STRING_PIECE_CHARS } from '@th/platform';
 import { feedbackRowJson, feedbackRowsBytes } from './feedback-row';
 
 describe('feedbackRowsBytes', () => {
@@ -15,16 +15,10 @@ describe('feedbackRowsBytes', () => {
       feedbackEventFromCreate('t1', create({ session_id: randomUUID(), key: 'string value', value: text(JSON_STRING_PIECE_CHARS * 2) }), 3, Date.now() * 1000),
     ];
     expect(events[1].correction_json!.length).toBeGreaterThan(JSON_STRING_PIECE_CHARS * 2);
-    let yields = 0;
-    const pacer = new EventLoopPacer(0);
-    const original = pacer.yield.bind(pacer);
-    pacer.yield = async () => {
-      yields++;
-      await original();
-    };
+    const pacer = new CountingPacer(0);
     const bytes = await feedbackRowsBytes(events, pacer);
     expect(bytes.equals(Buffer.from(events.map(feedbackRowJson).join('\n')))).toBe(true);
-    expect(yields).toBeGreaterThan(10);
+    expect(pacer.yields).toBeGreaterThan(10);
     expect((await feedbackRowsBytes([])).length).toBe(0);
   });
 });

@@ -1,4 +1,4 @@
-import { EventLoopPacer } from './pacer';
+import { CountingPacer, EventLoopPacer } from './pacer';
 import { isLargeJson, JSON_STRING_PIECE_CHARS, JSON_TEXT_SPLIT_NODES, jsonBytes, jsonStringParts, jsonTextOf, prepareJsonText, utf8Bytes } from './json-text';
 
 const big = (n: number): Record<string, unknown> =>
@@ -14,18 +14,12 @@ describe('prepareJsonText', () => {
       Object.assign(big(JSON_TEXT_SPLIT_NODES), { u: undefined, f: () => 1, arr: [undefined, () => 1, Symbol('s')] }),
       { date: new Date(0), nested: big(JSON_TEXT_SPLIT_NODES) },
     ];
-    let yields = 0;
-    const pacer = new EventLoopPacer(0);
-    const original = pacer.yield.bind(pacer);
-    pacer.yield = async () => {
-      yields++;
-      await original();
-    };
+    const pacer = new CountingPacer(0);
     for (const v of values) {
       await prepareJsonText(v, pacer);
       expect(jsonTextOf(v)).toBe(JSON.stringify(v));
     }
-    expect(yields).toBeGreaterThan(100);
+    expect(pacer.yields).toBeGreaterThan(100);
   });
 
   it('leaves small values and non-objects to the writer', async () => {
@@ -50,15 +44,9 @@ describe('jsonBytes', () => {
       { date: new Date(0), nested: big(JSON_TEXT_SPLIT_NODES), empty: { a: [] } },
       { small: [1, 'two', null] },
     ];
-    let yields = 0;
-    const pacer = new EventLoopPacer(0);
-    const original = pacer.yield.bind(pacer);
-    pacer.yield = async () => {
-      yields++;
-      await original();
-    };
+    const pacer = new CountingPacer(0);
     for (const v of values) expect((await jsonBytes(v, pacer)).equals(Buffer.from(JSON.stringify(v), 'utf8'))).toBe(true);
-    expect(yields).toBeGreaterThan(100);
+    expect(pacer.yields).toBeGreaterThan(100);
   });
 
   it('tells large values from small ones and non-objects', () => {

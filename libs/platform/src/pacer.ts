@@ -28,3 +28,13 @@ export class EventLoopPacer {
     if (this.due()) await this.yield();
   }
 }
+
+/** A pacer that counts how often it gave the event loop way (tests use it to check that long work yields). */
+export class CountingPacer extends EventLoopPacer {
+  yields = 0;
+
+  override async yield(): Promise<void> {
+    this.yields++;
+    await super.yield();
+  }
+}
