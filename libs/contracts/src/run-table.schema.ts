@@ -34,6 +34,9 @@ export interface ComputedRun {
   metadata: Record<string, string>;
 }
 
+/** A run's tokens and costs (its own, or summed over runs). */
+export type RunUsage = Pick<ComputedRun, 'total_tokens' | 'prompt_tokens' | 'completion_tokens' | 'total_cost' | 'prompt_cost' | 'completion_cost'>;
+
 /** The merge_state column: each field's priority, and the run's retention when it has one. */
 export interface RunMergeState {
   p: Partial<Record<keyof RunEventFields, number>>;

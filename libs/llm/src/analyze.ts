@@ -1,4 +1,4 @@
-import type { LlmMessage, LlmView, ModelPriceMap } from '@th/contracts';
+import type { LlmMessage, LlmView, ModelPriceMap, RunUsage } from '@th/contracts';
 import { detectFormat, isObj, normalizeMessages } from './format';
 import { resolveModel } from './model';
 import { computeCosts, DEFAULT_PRICE_MAP, matchPrice, type PriceEntry } from './prices';
@@ -13,13 +13,7 @@ export interface LlmRunInput {
   start_time?: string;
 }
 
-export interface LlmAnalysis {
-  prompt_tokens: number;
-  completion_tokens: number;
-  total_tokens: number;
-  prompt_cost: number | null;
-  completion_cost: number | null;
-  total_cost: number | null;
+export interface LlmAnalysis extends RunUsage {
   view: LlmView;
 }
 

@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { ClickHouse } from '@th/clickhouse';
-import type { TenantScope } from '@th/contracts';
+import type { RunUsage, TenantScope } from '@th/contracts';
 
 /** A project's time range cut into equal buckets: the first starts at `startUs`, each is `strideUs` wide. */
 export interface BucketRange {
@@ -10,17 +10,11 @@ export interface BucketRange {
   strideUs: number;
 }
 
-export interface RunBucketRow {
+export interface RunBucketRow extends RunUsage {
   b: number;
   run_count: number;
   error_count: number;
   latency: (number | null)[];
-  total_tokens: number;
-  prompt_tokens: number;
-  completion_tokens: number;
-  total_cost: number | null;
-  prompt_cost: number | null;
-  completion_cost: number | null;
 }
 
 export interface FeedbackBucketRow {

@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { ClickHouse, type QueryParams } from '@th/clickhouse';
-import { LATENCY_SQL, THREAD_ID_SQL } from '@th/contracts';
+import { LATENCY_SQL, THREAD_ID_SQL, type RunUsage } from '@th/contracts';
 
 /** A tenant-bound WHERE clause over runs (RunsService.matchWhere) with its parameters. */
 export interface RunsWhere {
@@ -151,13 +151,7 @@ export class ThreadsRepository {
 }
 
 /** A run's subtree totals; `runs` counts the run itself, so 1 means no descendant was observed. */
-export interface SubtreeUsage {
+export interface SubtreeUsage extends RunUsage {
   runs: number;
-  prompt_tokens: number;
-  completion_tokens: number;
-  total_tokens: number;
-  prompt_cost: number | null;
-  completion_cost: number | null;
-  total_cost: number | null;
   first_token_time: string | null;
 }
