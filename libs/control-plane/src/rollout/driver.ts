@@ -4,6 +4,9 @@ import type { DeploymentRow, DeploymentRuntime, RevisionRow } from '../deploymen
 /** A failure of one rollout step, with a message for the revision's history. */
 export class RolloutError extends Error {}
 
+/** A step cut short because the driver is closing: the revision keeps its state and resumes on the next start. */
+export class RolloutInterrupted extends Error {}
+
 export interface BuildResult {
   repo_commit_sha?: string | null;
 }

@@ -13,7 +13,7 @@ import type { UploadsRepository } from '../uploads/uploads.repository';
 import type { DeploymentCallers } from './deployment-callers';
 import { FrontProxy, type ServerAddress } from './front-proxy';
 import type { GitSource } from './git-source';
-import { RolloutError, type BuildResult, type DeployResult, type RolloutDriver, type SaveRuntime } from './driver';
+import { RolloutError, RolloutInterrupted, type BuildResult, type DeployResult, type RolloutDriver, type SaveRuntime } from './driver';
 import { Sandbox, stopSandboxed, LISTEN_FD, type SandboxedProcess, type SandboxOptions } from './sandbox';
 import { createRunDir, removeStaleRunDirs } from './run-dir';
 import { ConnectionBudget, INSIDE_PORTS, listeningSocketFor, RELAY_LIMITS, SandboxNetwork, type NetworkSpec } from './sandbox-network';
@@ -116,6 +116,8 @@ export class LocalDriver implements RolloutDriver {
    * revision's folder under CONTROL_PLANE_DATA_DIR is longer). One subfolder per build or server, removed with it.
    */
   private runDir: string | null = null;
+  /** Set by close(): a rollout still in flight starts nothing more (no server, no socket folder) after it. */
+  private closed = false;
   private readonly sandbox: Sandbox;
   private reaped = false;
   private trustWarned = false;
@@ -279,8 +281,13 @@ export class LocalDriver implements RolloutDriver {
     return b;
   }
 
+  private requireOpen(): void {
+    if (this.closed) throw new RolloutInterrupted('the control plane is stopping');
+  }
+
   /** A new folder for one sandbox's sockets (traversable: the sandbox's bwrap binds its relays from there). */
   private socketDir(): string {
+    this.requireOpen();
     if (!this.runDir) {
       // Folders of control planes that crashed (their sockets and relays' folders) go before this one is made.
       const stale = removeStaleRunDirs();
@@ -299,6 +306,7 @@ export class LocalDriver implements RolloutDriver {
   }
 
   async build(d: DeploymentRow, r: RevisionRow): Promise<BuildResult> {
+    this.requireOpen();
     this.requireSandbox();
     const dirs = this.dirs(d, r);
     rmSync(dirs.rev, { recursive: true, force: true }); // a resumed build starts clean
@@ -420,6 +428,7 @@ export class LocalDriver implements RolloutDriver {
   }
 
   async deploy(d: DeploymentRow, r: RevisionRow, secrets: Secret[], save: SaveRuntime): Promise<DeployResult> {
+    this.requireOpen();
     this.requireSandbox();
     const dirs = this.dirs(d, r);
     const configFile = join(dirs.rev, 'graphs-config-path');
@@ -450,6 +459,7 @@ export class LocalDriver implements RolloutDriver {
    * only through the relays. unsafe-none: on a free loopback port, with the host's network.
    */
   private async start(d: DeploymentRow, r: RevisionRow, secrets: Secret[], configRel: string): Promise<{ pid: number; address: ServerAddress }> {
+    this.requireOpen();
     const dirs = this.dirs(d, r);
     const configPath = this.insideSource(dirs.appDir, configRel);
     const graphsConfig = this.sandbox.inside(dirs, configPath);
@@ -604,6 +614,7 @@ export class LocalDriver implements RolloutDriver {
 
   /** Stops the addresses this process serves and the servers it started, each within the drain bound (they restart on boot). */
   async close(): Promise<void> {
+    this.closed = true;
     await Promise.all([...this.servers.keys()].map((pid) => this.stop(pid, this.opts.stopGraceMs)));
     await Promise.all([...this.proxies.values()].map((p) => p.close()));
     this.proxies.clear();

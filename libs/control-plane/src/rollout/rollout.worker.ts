@@ -7,7 +7,7 @@ import type { DeploymentRow, DeploymentRuntime, DeploymentsRepository, RevisionR
 import type { ListenersRepository } from '../listeners/listeners.repository';
 import type { SecretsCipher } from '../secrets.cipher';
 import { sourcesOf } from './deployment-states';
-import { RolloutError, type RolloutDriver } from './driver';
+import { RolloutError, RolloutInterrupted, type RolloutDriver } from './driver';
 
 export interface RolloutWorkerOptions {
   pollMs: number;
@@ -171,6 +171,7 @@ export class RolloutWorker {
   }
 
   private async failed(d: DeploymentRow, r: RevisionRow, status: 'BUILD_FAILED' | 'DEPLOY_FAILED', err: unknown): Promise<void> {
+    if (err instanceof RolloutInterrupted) return; // the revision keeps its state and resumes on the next start
     await this.repo.transition(this.ds.manager, r.id, ['BUILDING', 'DEPLOYING'], status, message(err));
     rolloutEnded(r, status);
     // The previous revision keeps serving; with none, nothing serves this deployment.
@@ -202,7 +203,7 @@ export class RolloutWorker {
     try {
       deployed = await driver.deploy(d, r, secrets, this.saver(d));
     } catch (err) {
-      await driver.retire(d, r.id, this.saver(d)).catch(() => undefined);
+      if (!(err instanceof RolloutInterrupted)) await driver.retire(d, r.id, this.saver(d)).catch(() => undefined);
       return this.failed(d, r, 'DEPLOY_FAILED', err);
     }
     const previous = d.active_revision_id;
