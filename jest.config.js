@@ -21,7 +21,9 @@ module.exports = {
   transformIgnorePatterns: ['^(?!.*/node_modules/(thrift/node_modules/uuid/|jose/|@opentelemetry/otlp-exporter-base/|p-retry/|is-network-error/|p-queue/|p-timeout/)).*/node_modules/'],
   moduleNameMapper: { '^@th/(.*)$': '<rootDir>/libs/$1/src/index.ts' },
   testTimeout: 120000,
-  maxWorkers: 2,
+  // Three on a 2-core machine: the suites often wait on servers and the network, and a third worker keeps both CPUs
+  // busy (measured in bench/RESULTS.md).
+  maxWorkers: 3,
   testSequencer: '<rootDir>/tools/jest/sequencer.js',
   reporters: ['default', '<rootDir>/tools/jest/durations-reporter.js'],
   forceExit: false,

@@ -1,4 +1,4 @@
-// Orders the suites longest first, so the two workers finish together instead of one starting a long suite at the
+// Orders the suites longest first, so the workers finish together instead of one starting a long suite at the
 // end. Durations come from jest's own cache when this checkout has run the suite before, otherwise from
 // durations.json (recorded from a full run by durations-reporter.js); a suite in neither is taken as long.
 // The suites on a worker's shared cluster (useSharedCluster) come last, longest first among themselves: the
