@@ -5,6 +5,7 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { Kafka, logLevel } from 'kafkajs';
+import { classArchive } from './jvm-class-archive';
 import { spawnWatchdog } from './watchdog';
 
 export interface KafkaServerOptions {
@@ -219,11 +220,18 @@ function writeConfig(layout: Layout, port: number, controllerPort: number): void
   );
 }
 
+/** The Kafka version's id (its jar names), naming what is built once per version in .cache/kafka. */
+function versionOf(libs: string): string {
+  return createHash('sha256').update(readdirSync(libs).sort().join('\n')).digest('hex').slice(0, 12);
+}
+
 function javaArgs(libs: string, layout: Layout): string[] {
   return [
     ...HEAP,
     // One GC thread instead of G1's pool: the broker shares 2 cores with the tests.
     '-XX:+UseSerialGC',
+    // The quick compiler only: C2's compilations cost more CPU than a test broker's light traffic gains from them.
+    '-XX:TieredStopAtLevel=1',
     '-Djava.awt.headless=true',
     `-Dlog4j.configuration=file:${layout.log4jFile}`,
     `-Dkafka.logs.dir=${layout.dataDir}`,
@@ -238,8 +246,7 @@ function javaArgs(libs: string, layout: Layout): string[] {
  */
 async function formatStorage(libs: string, layout: Layout): Promise<void> {
   if (existsSync(join(layout.logDir, 'meta.properties'))) return;
-  const version = createHash('sha256').update(readdirSync(libs).sort().join('\n')).digest('hex').slice(0, 12);
-  const formatted = join(dirname(libs), `formatted-${version}`);
+  const formatted = join(dirname(libs), `formatted-${versionOf(libs)}`);
   if (!existsSync(join(formatted, 'meta.properties'))) {
     const work = mkdtempSync(join(dirname(libs), 'formatting-'));
     try {
@@ -348,8 +355,9 @@ export async function startKafka(opts: KafkaServerOptions = {}): Promise<KafkaSe
   const launch = async (): Promise<void> => {
     const out = openSync(layout.stdoutFile, 'a');
     let proc: ChildProcess;
+    const archive = classArchive(join(dirname(libs), `classes-${versionOf(libs)}.jsa`));
     try {
-      proc = spawn('java', [...javaArgs(libs, layout), 'kafka.Kafka', layout.propertiesFile], {
+      proc = spawn('java', [...archive.args, ...javaArgs(libs, layout), 'kafka.Kafka', layout.propertiesFile], {
         cwd: dataDir,
         stdio: ['ignore', out, out],
       });
@@ -366,6 +374,7 @@ export async function startKafka(opts: KafkaServerOptions = {}): Promise<KafkaSe
         liveChildren.delete(proc);
         // So the watchdog can never SIGKILL a recycled pid.
         rmSync(layout.pidFile, { force: true });
+        archive.settle();
         r();
       };
       proc.once('exit', onGone);

@@ -4,6 +4,7 @@ import { closeSync, existsSync, mkdirSync, mkdtempSync, openSync, readFileSync, 
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { freePort } from '@th/platform';
+import { classArchive } from './jvm-class-archive';
 
 export interface S3ServerOptions {
   /** Where the buckets live on disk (jclouds filesystem backend). A temp dir by default, removed on stop. */
@@ -110,10 +111,17 @@ export async function startS3Server(opts: S3ServerOptions = {}): Promise<S3Serve
   );
   const logFile = join(home, 's3proxy.log');
   const fd = openSync(logFile, 'a');
-  const child: ChildProcess = spawn('java', ['-Xms64m', '-Xmx384m', '-jar', jar, '--properties', props], { stdio: ['ignore', fd, fd] });
+  const archive = classArchive(`${jar}.jsa`);
+  // The quick compiler only: C2's compilations cost more CPU than a test server's light traffic gains from them.
+  const child: ChildProcess = spawn('java', ['-Xms64m', '-Xmx384m', '-XX:TieredStopAtLevel=1', ...archive.args, '-jar', jar, '--properties', props], { stdio: ['ignore', fd, fd] });
   closeSync(fd);
   if (child.pid) spawnWatchdog(child.pid, ownDir ? home : undefined);
-  const exited = new Promise<void>((res) => child.once('exit', () => res()));
+  const exited = new Promise<void>((res) =>
+    child.once('exit', () => {
+      archive.settle();
+      res();
+    }),
+  );
   let gone = false;
   void exited.then(() => (gone = true));
   const endpoint = `http://127.0.0.1:${port}`;
