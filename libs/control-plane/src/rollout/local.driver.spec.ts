@@ -55,6 +55,9 @@ describe('LocalDriver after close()', () => {
     await driver.close();
     const d = { id: '00000000-0000-4000-8000-000000000001', runtime: {} } as DeploymentRow;
     const r = { id: '00000000-0000-4000-8000-000000000002' } as RevisionRow;
+    const saved: unknown[] = [];
+    await expect(driver.provision(d, async (runtime) => void saved.push(runtime))).rejects.toBeInstanceOf(RolloutInterrupted);
+    expect(saved).toEqual([]);
     await expect(driver.build(d, r)).rejects.toBeInstanceOf(RolloutInterrupted);
     await expect(driver.deploy(d, r, [], async () => undefined)).rejects.toBeInstanceOf(RolloutInterrupted);
     expect(myRunDirs()).toEqual(before);

@@ -167,6 +167,9 @@ export class LocalDriver implements RolloutDriver {
   }
 
   async provision(d: DeploymentRow, save: SaveRuntime): Promise<DeploymentRuntime> {
+    this.requireOpen();
+    // Named before it exists: a control plane stopped between the two still knows which database is the deployment's.
+    await save({ ...d.runtime, database_name: dbName(d.id) });
     const runtime = await this.provisionDatabase(d);
     await save(runtime);
     const front = await this.ensureFront(d, runtime.front_port ?? 0);

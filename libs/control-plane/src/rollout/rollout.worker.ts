@@ -140,6 +140,7 @@ export class RolloutWorker {
         const runtime = await driver.provision(d, this.saver(d));
         await this.repo.moveStatus(this.ds.manager, d.id, ['AWAITING_DATABASE'], 'READY', { runtime });
       } catch (err) {
+        if (err instanceof RolloutInterrupted) return; // provisioned again on the next start
         await this.repo.moveStatus(this.ds.manager, d.id, ['AWAITING_DATABASE'], 'UNKNOWN', { runtime: { ...d.runtime, message: message(err) } });
         await this.failUnfinished(d, 'DEPLOY_FAILED', `the deployment could not be provisioned: ${message(err)}`);
         return;
