@@ -49,10 +49,13 @@ export class AuditPublisher {
 
   /** Resolves once the event is durable on the bus. Keyed by organization so one organization's events stay in order. */
   async record(input: AuditInput): Promise<void> {
+    const store = auditRequestContext.getStore();
+    // Inside a tracked operation only that operation is recorded: a route records its entry's, never a service's own.
+    if (store && store.operation !== input.operation) throw new Error(`Cannot record '${input.operation}' inside the tracked operation '${store.operation}': the route's entry in the route table names what it records`);
     const rec = this.build(input);
     await this.bus.publish(TOPICS.audit, [{ key: rec.organization_id ?? 'none', value: rec }]);
-    // Tells TrackedOperationInterceptor that this request's outcome is recorded (no second Failure).
-    auditRequestContext.getStore()?.recorded.add(rec.status);
+    // Tells TrackedOperationInterceptor that this request's outcome is recorded (no second event).
+    store?.recorded.add(rec.status);
   }
 
   /**

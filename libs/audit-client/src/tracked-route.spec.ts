@@ -48,6 +48,13 @@ class Routes {
     return inTrackedOperation('create_dataset', () => this.audit.track({ identity: null, resources: [] }, async () => ({ id: created })));
   }
 
+  /** A service that records an event of another operation itself. */
+  @Put(':dataset_id/tags')
+  @TrackedOperation()
+  tag(): Promise<void> {
+    return this.audit.record({ operation: 'delete_dataset', identity: null, resources: [] });
+  }
+
   /** A route that is no tracked operation, whose handler reaches a tracked service method. */
   @Get(':dataset_id')
   get(): Promise<{ id: string }> {
@@ -107,12 +114,21 @@ describe('tracked routes record the operation of their entry in the route table,
     expect(r.events).toEqual([['share_dataset', 'Failure', [{ type: 'dataset', id }], expect.stringContaining("inTrackedOperation('create_dataset') inside the tracked operation 'share_dataset'")]]);
   });
 
+  it("a service recording another operation than its route's directly is refused the same way", async () => {
+    const id = randomUUID();
+    const r = await attempt('PUT', `/datasets/${id}/tags`);
+    expect(r.status).toBe(500);
+    expect(r.events).toEqual([['update_dataset_version', 'Failure', [{ type: 'dataset', id }], expect.stringContaining("Cannot record 'delete_dataset' inside the tracked operation 'update_dataset_version'")]]);
+  });
+
   it('a tracked service method reached outside any tracked operation throws before it runs and records nothing', async () => {
     expect(await attempt('GET', `/datasets/${randomUUID()}`)).toEqual({ status: 500, events: [] });
     const publisher = app.get(AuditPublisher);
     let ran = false;
     await expect(publisher.track({ identity: null }, async () => (ran = true))).rejects.toThrow(/No tracked operation here/);
     expect(ran).toBe(false);
+    // @ts-expect-error track takes no operation: a service cannot name one of its own.
+    await expect(inTrackedOperation('create_dataset', () => publisher.track({ operation: 'delete_dataset', identity: null }, async () => 1))).resolves.toBe(1);
   });
 
   it('a caller outside any route names the operation with inTrackedOperation', async () => {
