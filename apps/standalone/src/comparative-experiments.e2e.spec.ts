@@ -4,6 +4,8 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { Client, type Run } from 'langsmith';
 import { evaluate, evaluateComparative } from 'langsmith/evaluation';
+import { EventBus } from '@th/bus';
+import { TOPICS, type AuditRecord } from '@th/contracts';
 import { IdentityService } from '@th/gateway';
 import { startTestStandalone, type TestStandalone } from './testing/standalone-harness';
 
@@ -16,6 +18,7 @@ describe('comparative experiments and openai_ft through the standalone service',
   let client: Client;
   let datasetId: string;
   let experiments: { name: string; id: string }[];
+  const audit: AuditRecord[] = [];
   const api = (path: string, init: { method?: string; json?: unknown; key?: string } = {}) =>
     fetch(`${svc.url}/api/v1${path}`, {
       method: init.method ?? 'GET',
@@ -25,6 +28,9 @@ describe('comparative experiments and openai_ft through the standalone service',
 
   beforeAll(async () => {
     svc = await startTestStandalone();
+    await svc.app.get(EventBus).subscribe(TOPICS.audit, { groupId: `comparative-${randomUUID()}` }, async (batch) => {
+      for (const m of batch) audit.push(m.value);
+    });
     client = new Client({ apiUrl: `${svc.url}/api/v1`, apiKey: svc.apiKey, autoBatchTracing: true, timeout_ms: 20_000 });
     const name = `pairwise-${randomUUID().slice(0, 8)}`;
     const dataset = await client.createDataset(name);
@@ -112,7 +118,7 @@ describe('comparative experiments and openai_ft through the standalone service',
     expect(pairwise.filter((f) => scoreOf.has(f.run_id as string)).map((f) => f.score)).toEqual([1, 1]);
   }, 200_000);
 
-  it('POST /datasets/comparative: bad bodies 422, nothing written; other workspaces\' ids 404; experiments of another dataset 400; delete', async () => {
+  it('POST /datasets/comparative: bad bodies 422, nothing written; other workspaces\' ids 404; experiments of another dataset 400; delete; each attempt audited', async () => {
     const good = { name: 'cmp', experiment_ids: experiments.map((e) => e.id), reference_dataset_id: datasetId };
     const before = ((await (await api(`/datasets/${datasetId}/comparative`)).json()) as Json[]).length;
     for (const bad of [{}, { ...good, experiment_ids: [experiments[0].id] }, { ...good, experiment_ids: [experiments[0].id, experiments[0].id] }, { ...good, reference_dataset_id: 'x' }, { ...good, extra: 5 }, { ...good, nope: 1 }]) {
@@ -136,6 +142,12 @@ describe('comparative experiments and openai_ft through the standalone service',
     expect((await api(`/datasets/comparative/${id}`, { method: 'DELETE', key: other.api_key })).status).toBe(404);
     expect((await api(`/datasets/comparative/${id}`, { method: 'DELETE' })).status).toBe(200);
     expect((await api(`/datasets/comparative/${id}`, { method: 'DELETE' })).status).toBe(404);
+    expect(audit.filter((e) => e.resources.some((r) => r.id === id)).map((e) => [e.operation, e.status, e.organization_id, e.resources])).toEqual([
+      ['create_comparative_experiment', 'Success', svc.organizationId, [{ type: 'dataset', id: datasetId }, { type: 'comparative_experiment', id }]],
+      ['delete_comparative_experiment', 'Failure', other.organization_id, [{ type: 'comparative_experiment', id }]],
+      ['delete_comparative_experiment', 'Success', svc.organizationId, [{ type: 'comparative_experiment', id }]],
+      ['delete_comparative_experiment', 'Failure', svc.organizationId, [{ type: 'comparative_experiment', id }]],
+    ]);
   });
 
   it('openai_ft: the SDK reads the examples as OpenAI chat fine-tuning records; other workspaces 404', async () => {

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { TOPICS, type AuditOperation, type AuditRecord, type Identity } from '@th/contracts';
 import { EventBus } from '@th/bus';
-import { auditRequestContext } from './audit-context';
+import { auditRequestContext, currentTrackedOperation } from './audit-context';
 
 export interface AuditInput {
   operation: AuditOperation;
@@ -49,29 +49,36 @@ export class AuditPublisher {
 
   /** Resolves once the event is durable on the bus. Keyed by organization so one organization's events stay in order. */
   async record(input: AuditInput): Promise<void> {
+    const store = auditRequestContext.getStore();
+    // Inside a tracked operation only that operation is recorded: a route records its entry's, never a service's own.
+    if (store && store.operation !== input.operation) throw new Error(`Cannot record '${input.operation}' inside the tracked operation '${store.operation}': the route's entry in the route table names what it records`);
     const rec = this.build(input);
     await this.bus.publish(TOPICS.audit, [{ key: rec.organization_id ?? 'none', value: rec }]);
-    // Tells TrackedOperationInterceptor that this request's outcome is recorded (no second Failure).
-    auditRequestContext.getStore()?.recorded.add(rec.status);
+    // Tells TrackedOperationInterceptor that this request's outcome is recorded (no second event).
+    store?.recorded.add(rec.status);
   }
 
   /**
-   * Runs a tracked operation and records its outcome: Success with the resources `fn` reports,
-   * or Failure with the error's message (the error is rethrown unchanged).
+   * Runs the tracked operation being performed (the route's, from its entry in the route table; or the one an
+   * out-of-route caller named with inTrackedOperation) and records its outcome: Success with the resources `fn`
+   * reports, or Failure with the error's message (the error is rethrown unchanged). Outside both it throws before
+   * running `fn`: an operation is never recorded under a name nobody declared.
    */
   async track<T>(
-    input: Omit<AuditInput, 'resources' | 'status' | 'error'> & { resources?: AuditInput['resources'] },
+    // No operation here: it is the one being performed (a service naming its own could disagree with its route's).
+    input: Omit<AuditInput, 'operation' | 'resources' | 'status' | 'error'> & { operation?: never; resources?: AuditInput['resources'] },
     fn: () => Promise<T>,
     resourcesOf?: (result: T) => AuditInput['resources'],
   ): Promise<T> {
+    const operation = currentTrackedOperation();
     let result: T;
     try {
       result = await fn();
     } catch (err) {
-      await this.record({ ...input, resources: input.resources ?? [], status: 'Failure', error: err instanceof Error ? err.message : String(err) });
+      await this.record({ ...input, operation, resources: input.resources ?? [], status: 'Failure', error: err instanceof Error ? err.message : String(err) });
       throw err;
     }
-    await this.record({ ...input, resources: resourcesOf ? resourcesOf(result) : (input.resources ?? []), status: 'Success' });
+    await this.record({ ...input, operation, resources: resourcesOf ? resourcesOf(result) : (input.resources ?? []), status: 'Success' });
     return result;
   }
 }

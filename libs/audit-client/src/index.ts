@@ -1,4 +1,4 @@
 export * from './audit.publisher';
 export * from './audit-client.module';
 export * from './tracked-operation';
-export { currentTrackedOperation } from './audit-context';
+export { currentTrackedOperation, inTrackedOperation } from './audit-context';

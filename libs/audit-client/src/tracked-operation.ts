@@ -19,9 +19,11 @@ export function trackedOperationOf(req: Request): TrackedOperationMeta | undefin
 
 /**
  * Marks a route whose entry in the route table names a tracked operation (the route walker test checks that
- * the two agree). The handler keeps recording its outcome through `audit.track`; TrackedOperationInterceptor,
- * applied to the marked route only, records a Failure when the handler throws before (or outside) its own
- * `audit.track` did, e.g. when the body fails validation.
+ * the two agree). TrackedOperationInterceptor, applied to the marked route only, runs the handler as that
+ * operation: the services' `audit.track` records it under the entry's name (they never name it themselves),
+ * with the resources they know. Each attempt is recorded once: when the handler recorded no outcome itself, the
+ * interceptor records it, a Failure when the handler threw (e.g. the body failed validation), a Success when it
+ * returned, both naming the resource of the entry's `resourceParam`.
  *
  * Only the marked routes get the interceptor: a route with any interceptor at all goes through Nest's
  * interceptor chain, which wraps each step in `AsyncResource.bind`, and that kept each request alive through
@@ -34,9 +36,7 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /**
  * The interceptor of the routes marked @TrackedOperation (its dependencies come from AuditClientModule, which
- * is global): a handler that throws without having recorded an outcome itself is recorded as Failure
- * with the error's message. Success stays with the handler's `audit.track`, so each attempt is
- * recorded exactly once.
+ * is global): runs the handler in the route's audit context and records the outcome the handler did not.
  */
 @Injectable()
 export class TrackedOperationInterceptor implements NestInterceptor {
@@ -54,16 +54,25 @@ export class TrackedOperationInterceptor implements NestInterceptor {
     const store: AuditRequestContext = { recorded: new Set(), operation: meta.operation };
     return new Observable((subscriber) => {
       let inner: { unsubscribe(): void } | undefined;
+      const values: unknown[] = [];
       auditRequestContext.run(store, () => {
         inner = next.handle().subscribe({
-          next: (v) => subscriber.next(v),
-          complete: () => subscriber.complete(),
+          next: (v) => values.push(v),
+          complete: () => {
+            const answer = () => {
+              for (const v of values) subscriber.next(v);
+              subscriber.complete();
+            };
+            if (store.recorded.size > 0) return answer();
+            // Answered only once the Success is durable, like the services' own; if it cannot be recorded the request fails.
+            recordTrackedOutcome(this.audit, meta, req, req.identity ?? null, { status: 'Success' }).then(answer, (err: unknown) => subscriber.error(err));
+          },
           error: (err: unknown) => {
             if (store.recorded.size > 0) {
               subscriber.error(err);
               return;
             }
-            this.recordFailure(meta, req, err).then(
+            recordTrackedOutcome(this.audit, meta, req, req.identity ?? null, { status: 'Failure', error: err }).then(
               () => subscriber.error(err),
               // The attempt failed anyway; an unrecordable audit event must not hide the original error.
               () => subscriber.error(err),
@@ -74,13 +83,12 @@ export class TrackedOperationInterceptor implements NestInterceptor {
       return () => inner?.unsubscribe();
     });
   }
-
-  private recordFailure(meta: TrackedOperationMeta, req: Request & { identity?: Identity }, err: unknown): Promise<void> {
-    return recordTrackedFailure(this.audit, meta, req, req.identity ?? null, err);
-  }
 }
 
-function recordTrackedFailure(audit: AuditPublisher, meta: TrackedOperationMeta, req: Request, identity: Identity | null, err: unknown): Promise<void> {
+type Outcome = { status: 'Success' } | { status: 'Failure'; error: unknown };
+
+/** The route's outcome as the interceptor and the refusal recorder see it, naming the resource of the entry's path parameter. */
+function recordTrackedOutcome(audit: AuditPublisher, meta: TrackedOperationMeta, req: Request, identity: Identity | null, outcome: Outcome): Promise<void> {
   const param = meta.resourceParam ? req.params?.[meta.resourceParam] : undefined;
   const resources = meta.resourceType && typeof param === 'string' && UUID.test(param) ? [{ type: meta.resourceType, id: param }] : [];
   return audit.record({
@@ -88,8 +96,7 @@ function recordTrackedFailure(audit: AuditPublisher, meta: TrackedOperationMeta,
     identity,
     ...(identity ? { workspace_id: identity.tenant_id || null } : {}),
     resources,
-    status: 'Failure',
-    error: err instanceof Error ? err.message : String(err),
+    ...(outcome.status === 'Success' ? { status: 'Success' } : { status: 'Failure', error: outcome.error instanceof Error ? outcome.error.message : String(outcome.error) }),
     request: { method: req.method, path: (req.originalUrl ?? req.url).split('?')[0], ip: req.ip ?? null, user_agent: req.headers['user-agent'] ?? null },
   });
 }
@@ -120,6 +127,6 @@ export class TrackedOperationRefusalRecorder implements AuthRefusalListener {
     const meta = trackedOperationOf(req);
     if (!meta) return;
     // The attempt is refused anyway; an unrecordable audit event must not replace the 401/403.
-    await recordTrackedFailure(this.audit, meta, req, identity, err).catch(() => undefined);
+    await recordTrackedOutcome(this.audit, meta, req, identity, { status: 'Failure', error: err }).catch(() => undefined);
   }
 }

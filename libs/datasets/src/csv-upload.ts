@@ -94,7 +94,7 @@ export class CsvUploadController {
     const name = upload.name;
     const examples = examplesFromCsv(upload);
     return this.audit.track(
-      { operation: 'create_csv_dataset', identity, resources: [] },
+      { identity, resources: [] },
       () =>
         this.store.inTx(undefined, async (m) => {
           const d = await this.datasets.create(identity, { name, description: upload.description ?? null, data_type: upload.data_type ?? 'kv' }, { manager: m });

@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import type { DataSource } from 'typeorm';
 import { InProcessBus } from '@th/bus';
-import { AuditPublisher } from '@th/audit-client';
-import { TOPICS, type AuditRecord, type Identity } from '@th/contracts';
+import { AuditPublisher, inTrackedOperation } from '@th/audit-client';
+import { TOPICS, routeSpecOf, type AuditRecord, type DatasetCreate, type ExampleCreate, type Identity } from '@th/contracts';
 import { openServiceDataSource } from '@th/database';
 import { createTestDatabase } from '@th/testing';
 import { DatasetsService } from './datasets.service';
@@ -41,6 +41,17 @@ describe('datasets services on PostgreSQL', () => {
     await db?.drop();
   });
 
+  /** Calls a tracked service method as the route that serves it does: as that route's operation, read from its table entry. */
+  function asRoute<T>(method: string, routerPath: string, fn: () => Promise<T>): Promise<T> {
+    const operation = routeSpecOf(method, routerPath)?.audit?.operation;
+    if (!operation) throw new Error(`${method} ${routerPath} is not a tracked route`);
+    return inTrackedOperation(operation, fn);
+  }
+  const createDataset = (who: Identity, body: DatasetCreate) => asRoute('POST', '/datasets', () => datasets.create(who, body));
+  const createExamples = (who: Identity, datasetId: string, list: ExampleCreate[]) =>
+    asRoute('POST', '/v1/platform/datasets/:dataset_id/examples', () => examples.createMany(who, datasetId, list));
+  const deleteExamples = (who: Identity, ids: string[], hard?: boolean) => asRoute('POST', '/v1/platform/datasets/examples/delete', () => examples.deleteMany(who, ids, hard));
+
   it('joins a caller transaction: a rollback leaves neither the dataset nor its examples, and no audit event', async () => {
     const name = `upload-${randomUUID()}`;
     const auditBefore = audit.length;
@@ -60,8 +71,8 @@ describe('datasets services on PostgreSQL', () => {
   });
 
   it('concurrent writes to one dataset get consecutive versions with increasing as_of', async () => {
-    const d = await datasets.create(identity, { name: `conc-${randomUUID()}` });
-    await Promise.all(Array.from({ length: 8 }, (_, i) => examples.createMany(identity, d.id, [{ inputs: { i } }])));
+    const d = await createDataset(identity, { name: `conc-${randomUUID()}` });
+    await Promise.all(Array.from({ length: 8 }, (_, i) => createExamples(identity, d.id, [{ inputs: { i } }])));
     const versions = await datasets.versions(identity, d.id, { offset: 0, limit: 100 });
     expect(versions).toHaveLength(9);
     const times = versions.map((v) => Date.parse(v.as_of)).reverse();
@@ -72,35 +83,46 @@ describe('datasets services on PostgreSQL', () => {
       expect(await examples.list(identity, { dataset: d.id, as_of: asOf, offset: 0, limit: 100 })).toHaveLength(k);
     }
     expect((await datasets.get(identity, d.id)).example_count).toBe(8);
+    // each write recorded once, as the operation of the route it ran as
+    const mine = audit.filter((e) => e.resources.some((r) => r.id === d.id));
+    expect(mine.map((e) => `${e.operation} ${e.status}`).sort()).toEqual(['create_dataset Success', ...Array<string>(8).fill('create_examples Success')]);
+  });
+
+  it('a tracked write called outside any tracked operation is refused before it writes, and records nothing', async () => {
+    const name = `untracked-${randomUUID()}`;
+    const auditBefore = audit.length;
+    await expect(datasets.create(identity, { name })).rejects.toThrow(/No tracked operation here/);
+    expect(await datasets.findByName(identity, name)).toBeNull();
+    expect(audit.length).toBe(auditBefore);
   });
 
   it('keeps workspaces apart: another workspace sees 404 and may reuse the name', async () => {
     const name = `shared-name-${randomUUID()}`;
-    const mine = await datasets.create(identity, { name });
+    const mine = await createDataset(identity, { name });
     await expect(datasets.get(other, mine.id)).rejects.toMatchObject({ code: 'not_found' });
-    await expect(examples.createMany(other, mine.id, [{ inputs: {} }])).rejects.toMatchObject({ code: 'not_found' });
-    const theirs = await datasets.create(other, { name });
+    await expect(createExamples(other, mine.id, [{ inputs: {} }])).rejects.toMatchObject({ code: 'not_found' });
+    const theirs = await createDataset(other, { name });
     expect(theirs.id).not.toBe(mine.id);
-    const [ex] = await examples.createMany(identity, mine.id, [{ inputs: { x: 1 } }]);
+    const [ex] = await createExamples(identity, mine.id, [{ inputs: { x: 1 } }]);
     await expect(examples.get(other, ex.id)).rejects.toMatchObject({ code: 'not_found' });
-    await expect(examples.deleteMany(other, [ex.id])).rejects.toMatchObject({ code: 'not_found' });
+    await expect(deleteExamples(other, [ex.id])).rejects.toMatchObject({ code: 'not_found' });
     expect((await examples.get(identity, ex.id)).inputs).toEqual({ x: 1 });
   });
 
   it('hard delete removes the history too; soft delete keeps it for older versions', async () => {
-    const d = await datasets.create(identity, { name: `hard-${randomUUID()}` });
-    const [a, b] = await examples.createMany(identity, d.id, [{ inputs: { n: 'a' } }, { inputs: { n: 'b' } }]);
+    const d = await createDataset(identity, { name: `hard-${randomUUID()}` });
+    const [a, b] = await createExamples(identity, d.id, [{ inputs: { n: 'a' } }, { inputs: { n: 'b' } }]);
     const v1 = (await datasets.get(identity, d.id)).modified_at;
-    await examples.deleteMany(identity, [a.id], false);
-    await examples.deleteMany(identity, [b.id], true);
+    await deleteExamples(identity, [a.id], false);
+    await deleteExamples(identity, [b.id], true);
     const old = await examples.list(identity, { dataset: d.id, as_of: v1, offset: 0, limit: 10 });
     expect(old.map((e) => e.id)).toEqual([a.id]);
     expect(await examples.list(identity, { dataset: d.id, offset: 0, limit: 10 })).toEqual([]);
   });
 
   it('filters by the filter language and refuses unsupported expressions instead of answering unfiltered', async () => {
-    const d = await datasets.create(identity, { name: `filter-${randomUUID()}` });
-    await examples.createMany(identity, d.id, [{ inputs: { q: 1 }, metadata: { a: 1 } }, { inputs: { q: 2 }, metadata: { a: 2 } }]);
+    const d = await createDataset(identity, { name: `filter-${randomUUID()}` });
+    await createExamples(identity, d.id, [{ inputs: { q: 1 }, metadata: { a: 1 } }, { inputs: { q: 2 }, metadata: { a: 2 } }]);
     const got = await examples.list(identity, { dataset: d.id, filter: 'has(metadata, \'{"a":1}\')', offset: 0, limit: 10 });
     expect(got.map((e) => e.inputs.q)).toEqual([1]);
     await expect(examples.list(identity, { dataset: d.id, filter: 'search("a")', offset: 0, limit: 10 })).rejects.toMatchObject({ code: 'validation' });

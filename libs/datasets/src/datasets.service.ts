@@ -32,12 +32,12 @@ export class DatasetsService {
   /**
    * Creates a dataset (409 when the workspace already has one of that name or the id is taken).
    * With `opts.manager` the insert joins the caller's transaction and the caller records the audit event
-   * (e.g. create_experiment_via_upload); otherwise create_dataset is recorded here.
+   * (an experiment or CSV upload); otherwise it is tracked here.
    */
   create(identity: Identity, body: DatasetCreate, opts: { createdByUpload?: boolean; manager?: EntityManager } = {}): Promise<Dataset> {
     if (opts.manager) return this.applyCreate(identity, body, opts.createdByUpload ?? false, opts.manager);
     return this.audit.track(
-      { operation: 'create_dataset', identity, resources: body.id ? [{ type: 'dataset', id: body.id }] : [] },
+      { identity, resources: body.id ? [{ type: 'dataset', id: body.id }] : [] },
       () => this.store.inTx(undefined, (m) => this.applyCreate(identity, body, opts.createdByUpload ?? false, m)),
       (d) => [{ type: 'dataset', id: d.id }],
     );
@@ -106,9 +106,9 @@ export class DatasetsService {
     return rows.map(presentDataset);
   }
 
-  /** Tracked: update_dataset. A new schema must hold for every current example (422 naming the first ones that break it). */
+  /** Tracked. A new schema must hold for every current example (422 naming the first ones that break it). */
   update(identity: Identity, id: string, body: DatasetUpdate): Promise<Dataset> {
-    return this.audit.track({ operation: 'update_dataset', identity, resources: [{ type: 'dataset', id }] }, () =>
+    return this.audit.track({ identity, resources: [{ type: 'dataset', id }] }, () =>
       this.store.inTx(undefined, async (m) => {
         const locked = (await m.query(`SELECT id FROM "datasets"."datasets" WHERE id = $1 AND tenant_id = $2 FOR UPDATE`, [id, identity.tenant_id])) as unknown[];
         if (locked.length === 0) throw notFound(`Dataset ${id}`);
@@ -152,18 +152,18 @@ export class DatasetsService {
     );
   }
 
-  /** Tracked: delete_dataset. Its examples and versions go with it; experiments that referenced it stay. */
+  /** Tracked. Its examples and versions go with it; experiments that referenced it stay. */
   delete(identity: Identity, id: string): Promise<void> {
-    return this.audit.track({ operation: 'delete_dataset', identity, resources: [{ type: 'dataset', id }] }, async () => {
+    return this.audit.track({ identity, resources: [{ type: 'dataset', id }] }, async () => {
       const [rows] = (await this.store.ds.query(`DELETE FROM "datasets"."datasets" WHERE id = $1 AND tenant_id = $2 RETURNING id`, [id, identity.tenant_id])) as [unknown[], number];
       if (rows.length === 0) throw notFound(`Dataset ${id}`);
     });
   }
 
-  /** Tracked: delete_datasets. All or nothing: 404 (and nothing deleted) when one of them is not in the workspace. */
+  /** Tracked. All or nothing: 404 (and nothing deleted) when one of them is not in the workspace. */
   deleteMany(identity: Identity, ids: string[]): Promise<void> {
     const unique = [...new Set(ids)];
-    return this.audit.track({ operation: 'delete_datasets', identity, resources: unique.map((id) => ({ type: 'dataset', id })) }, () =>
+    return this.audit.track({ identity, resources: unique.map((id) => ({ type: 'dataset', id })) }, () =>
       this.store.inTx(undefined, async (m) => {
         const [rows] = (await m.query(`DELETE FROM "datasets"."datasets" WHERE id = ANY($1::uuid[]) AND tenant_id = $2 RETURNING id`, [unique, identity.tenant_id])) as [{ id: string }[], number];
         if (rows.length !== unique.length) {
@@ -195,9 +195,9 @@ export class DatasetsService {
     return { as_of: found.as_of.toISOString(), tags: found.tags };
   }
 
-  /** Tracked: update_dataset_version. Puts `tag` on the version current at `as_of` (moving it if another version had it). */
+  /** Tracked. Puts `tag` on the version current at `as_of` (moving it if another version had it). */
   updateTag(identity: Identity, id: string, body: { as_of: string; tag: string }): Promise<DatasetVersion> {
-    return this.audit.track({ operation: 'update_dataset_version', identity, resources: [{ type: 'dataset', id }] }, () =>
+    return this.audit.track({ identity, resources: [{ type: 'dataset', id }] }, () =>
       this.store.inTx(undefined, async (m) => {
         if (body.tag === 'latest') throw new ValidationFailed([{ loc: ['body', 'tag'], msg: '"latest" is reserved', type: 'value_error' }]);
         const d = await this.store.getDataset(m, identity.tenant_id, id);
@@ -214,9 +214,9 @@ export class DatasetsService {
     );
   }
 
-  /** Tracked: share_dataset. Idempotent: a shared dataset keeps its token. */
+  /** Tracked. Idempotent: a shared dataset keeps its token. */
   share(identity: Identity, id: string): Promise<DatasetShare> {
-    return this.audit.track({ operation: 'share_dataset', identity, resources: [{ type: 'dataset', id }] }, async () => {
+    return this.audit.track({ identity, resources: [{ type: 'dataset', id }] }, async () => {
       const rows = (await this.store.ds.query(
         `UPDATE "datasets"."datasets" SET share_token = coalesce(share_token, $3::uuid) WHERE id = $1 AND tenant_id = $2 RETURNING share_token`,
         [id, identity.tenant_id, randomUUID()],
@@ -227,9 +227,9 @@ export class DatasetsService {
     });
   }
 
-  /** Tracked: unshare_dataset. The token stops working at once; sharing again makes a new one. */
+  /** Tracked. The token stops working at once; sharing again makes a new one. */
   unshare(identity: Identity, id: string): Promise<void> {
-    return this.audit.track({ operation: 'unshare_dataset', identity, resources: [{ type: 'dataset', id }] }, async () => {
+    return this.audit.track({ identity, resources: [{ type: 'dataset', id }] }, async () => {
       const rows = (await this.store.ds.query(`UPDATE "datasets"."datasets" SET share_token = NULL WHERE id = $1 AND tenant_id = $2 RETURNING id`, [id, identity.tenant_id])) as [
         unknown[],
         number,

@@ -49,10 +49,10 @@ export class ExamplesService {
     return out;
   }
 
-  /** Tracked: create_example. */
+  /** Tracked. */
   createOne(identity: Identity, datasetId: string, body: ExampleCreate): Promise<Example> {
     return this.audit.track(
-      { operation: 'create_example', identity, resources: [{ type: 'dataset', id: datasetId }] },
+      { identity, resources: [{ type: 'dataset', id: datasetId }] },
       async () => (await this.store.inTx(undefined, (m) => this.applyCreate(m, identity, datasetId, [body], () => ['body'])))[0],
       (e) => [{ type: 'dataset', id: datasetId }, { type: 'example', id: e.id }],
     );
@@ -60,8 +60,8 @@ export class ExamplesService {
 
   /**
    * Validates every example against the dataset's schemas, then writes all of them or none, as one new dataset
-   * version. Example ids may be given by the caller (409 when one exists already). Without `opts.manager`
-   * this is tracked as create_examples.
+   * version. Example ids may be given by the caller (409 when one exists already). Tracked, unless
+   * `opts.manager` joins a caller's transaction (the caller records the audit event).
    */
   createMany(identity: Identity, datasetId: string, examples: ExampleCreate[], opts: CreateManyOptions = {}): Promise<Example[]> {
     const locOf = opts.locOf ?? ((i: number) => ['body', i]);
@@ -71,7 +71,7 @@ export class ExamplesService {
       : undefined;
     if (opts.manager) return this.applyCreate(opts.manager, identity, datasetId, examples, locOf, attachmentsAt);
     return this.audit.track(
-      { operation: 'create_examples', identity, resources: [{ type: 'dataset', id: datasetId }] },
+      { identity, resources: [{ type: 'dataset', id: datasetId }] },
       () => this.store.inTx(undefined, (m) => this.applyCreate(m, identity, datasetId, examples, locOf, attachmentsAt)),
       (created) => [{ type: 'dataset', id: datasetId }, ...created.map((e) => ({ type: 'example', id: e.id }))],
     );
@@ -87,7 +87,7 @@ export class ExamplesService {
     });
     const datasetIds = [...byDataset.keys()].sort();
     return this.audit.track(
-      { operation: 'create_examples', identity, resources: datasetIds.map((id) => ({ type: 'dataset', id })) },
+      { identity, resources: datasetIds.map((id) => ({ type: 'dataset', id })) },
       () =>
         this.store.inTx(undefined, async (m) => {
           const out: Example[] = [];
@@ -209,18 +209,18 @@ export class ExamplesService {
     return this.present(rows);
   }
 
-  /** Tracked: update_example. */
+  /** Tracked. */
   updateOne(identity: Identity, id: string, body: Omit<ExampleUpdateWithId, 'id'>): Promise<Example> {
-    return this.audit.track({ operation: 'update_example', identity, resources: [{ type: 'example', id }] }, async () => {
+    return this.audit.track({ identity, resources: [{ type: 'example', id }] }, async () => {
       const out = await this.applyUpdates(identity, [{ ...body, id }], () => ['body']);
       return out[0];
     });
   }
 
-  /** Tracked: update_examples. All or nothing; one new version per dataset touched. */
+  /** Tracked. All or nothing; one new version per dataset touched. */
   updateMany(identity: Identity, updates: ExampleUpdateWithId[], datasetId?: string, opts: { uploads?: AttachmentUpload[][]; locOf?: (i: number) => Loc } = {}): Promise<Example[]> {
     return this.audit.track(
-      { operation: 'update_examples', identity, resources: updates.map((u) => ({ type: 'example', id: u.id })) },
+      { identity, resources: updates.map((u) => ({ type: 'example', id: u.id })) },
       () => this.applyUpdates(identity, updates, opts.locOf ?? ((i) => ['body', i]), datasetId, opts.uploads),
     );
   }
@@ -296,18 +296,18 @@ export class ExamplesService {
     return out;
   }
 
-  /** Tracked: delete_example. */
+  /** Tracked. */
   deleteOne(identity: Identity, id: string): Promise<void> {
-    return this.audit.track({ operation: 'delete_example', identity, resources: [{ type: 'example', id }] }, () => this.applyDelete(identity, [id], false));
+    return this.audit.track({ identity, resources: [{ type: 'example', id }] }, () => this.applyDelete(identity, [id], false));
   }
 
   /**
-   * Tracked: delete_examples. All or nothing. A soft delete ends the examples at a new version (older versions
+   * Tracked. All or nothing. A soft delete ends the examples at a new version (older versions
    * still show them); a hard delete also removes their history.
    */
   deleteMany(identity: Identity, ids: string[], hard = false): Promise<void> {
     const unique = [...new Set(ids)];
-    return this.audit.track({ operation: 'delete_examples', identity, resources: unique.map((id) => ({ type: 'example', id })) }, () =>
+    return this.audit.track({ identity, resources: unique.map((id) => ({ type: 'example', id })) }, () =>
       this.applyDelete(identity, unique, hard),
     );
   }
@@ -354,10 +354,10 @@ export class ExamplesService {
     return rows.map((r) => r.s);
   }
 
-  /** Tracked: update_dataset_splits. Adds these examples to (or removes them from) a split, as one new version. */
+  /** Tracked. Adds these examples to (or removes them from) a split, as one new version. */
   updateSplits(identity: Identity, datasetId: string, split: string, exampleIds: string[], remove: boolean): Promise<string[]> {
     const ids = [...new Set(exampleIds)];
-    return this.audit.track({ operation: 'update_dataset_splits', identity, resources: [{ type: 'dataset', id: datasetId }] }, () =>
+    return this.audit.track({ identity, resources: [{ type: 'dataset', id: datasetId }] }, () =>
       this.store.inTx(undefined, async (m) => {
         await this.store.getDataset(m, identity.tenant_id, datasetId);
         if (ids.length === 0) return [];
@@ -371,12 +371,12 @@ export class ExamplesService {
   }
 
   /**
-   * Tracked: clone_dataset. Copies the source's examples (as of a version, optionally only some ids or splits) into
+   * Tracked. Copies the source's examples (as of a version, optionally only some ids or splits) into
    * the target as new examples with new ids, validated against the target's schemas, as one new target version.
    */
   clone(identity: Identity, body: DatasetClone): Promise<Example[]> {
     return this.audit.track(
-      { operation: 'clone_dataset', identity, resources: [{ type: 'dataset', id: body.source_dataset_id }, { type: 'dataset', id: body.target_dataset_id }] },
+      { identity, resources: [{ type: 'dataset', id: body.source_dataset_id }, { type: 'dataset', id: body.target_dataset_id }] },
       () =>
         this.store.inTx(undefined, async (m) => {
           const source = await this.store.getDataset(m, identity.tenant_id, body.source_dataset_id);

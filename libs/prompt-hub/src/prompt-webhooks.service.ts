@@ -71,10 +71,10 @@ export class PromptWebhooksService implements PromptEventListener {
     };
   }
 
-  /** Tracked: create_prompt_webhook. The answer carries the signing secret, shown this once. */
+  /** Tracked. The answer carries the signing secret, shown this once. */
   create(identity: Identity, body: PromptWebhookCreate): Promise<PromptWebhook & { secret: string }> {
     const id = body.id ?? randomUUID();
-    return this.audit.track({ operation: 'create_prompt_webhook', identity, resources: [{ type: 'prompt_webhook', id }] }, async () => {
+    return this.audit.track({ identity, resources: [{ type: 'prompt_webhook', id }] }, async () => {
       await this.checkUrl(body.url);
       const secret = `whsec_${randomBytes(32).toString('base64url')}`;
       const row = await this.repo.insert(identity.tenant_id, id, this.toWrite(body), this.cipher.sealText(secret));
@@ -83,9 +83,9 @@ export class PromptWebhooksService implements PromptEventListener {
     });
   }
 
-  /** Tracked: update_prompt_webhook. Fields left out keep their values; `headers` replaces all headers. */
+  /** Tracked. Fields left out keep their values; `headers` replaces all headers. */
   update(identity: Identity, id: string, patch: PromptWebhookUpdate): Promise<PromptWebhook> {
-    return this.audit.track({ operation: 'update_prompt_webhook', identity, resources: [{ type: 'prompt_webhook', id }] }, async () => {
+    return this.audit.track({ identity, resources: [{ type: 'prompt_webhook', id }] }, async () => {
       const cur = await this.repo.get(identity.tenant_id, id);
       if (!cur) throw notFound('Prompt webhook');
       if (patch.url) await this.checkUrl(patch.url);
@@ -102,16 +102,16 @@ export class PromptWebhooksService implements PromptEventListener {
     });
   }
 
-  /** Tracked: delete_prompt_webhook. */
+  /** Tracked. */
   delete(identity: Identity, id: string): Promise<void> {
-    return this.audit.track({ operation: 'delete_prompt_webhook', identity, resources: [{ type: 'prompt_webhook', id }] }, async () => {
+    return this.audit.track({ identity, resources: [{ type: 'prompt_webhook', id }] }, async () => {
       if (!(await this.repo.delete(identity.tenant_id, id))) throw notFound('Prompt webhook');
     });
   }
 
-  /** Tracked: test_prompt_webhook. One unsigned POST of `payload` to an unsaved webhook; answers how it went. */
+  /** Tracked. One unsigned POST of `payload` to an unsaved webhook; answers how it went. */
   test(identity: Identity, webhook: { url: string; headers?: Record<string, string> | null }, payload: PromptWebhookPayload): Promise<Record<string, string>> {
-    return this.audit.track({ operation: 'test_prompt_webhook', identity, resources: [] }, async (): Promise<Record<string, string>> => {
+    return this.audit.track({ identity, resources: [] }, async (): Promise<Record<string, string>> => {
       await this.checkUrl(webhook.url, ['body', 'webhook', 'url']);
       const r = await this.sender.attempt({ id: null, url: webhook.url, headers: webhook.headers ?? {}, secret: null }, payload.event, JSON.stringify(payload));
       return r.ok ? { status: 'delivered', status_code: String(r.status) } : { status: 'failed', status_code: r.status === null ? '' : String(r.status), error: r.error };

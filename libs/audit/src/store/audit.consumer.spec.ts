@@ -4,7 +4,7 @@ import type { INestApplication } from '@nestjs/common';
 import type { DataSource } from 'typeorm';
 import { TOPICS, type AuditRecord, type Identity } from '@th/contracts';
 import { InProcessBus } from '@th/bus';
-import { AuditPublisher } from '@th/audit-client';
+import { AuditPublisher, inTrackedOperation } from '@th/audit-client';
 import { openServiceDataSource } from '@th/database';
 import { auditRecord, createTestDatabase, startConsumers } from '@th/testing';
 import { AuditLog1732250000060 } from '../migrations/1732250000060-audit-log';
@@ -66,8 +66,9 @@ describe('audit consumer: the audit topic into the store, through the real in-pr
     const who = identity(org);
     const keyId = randomUUID();
     await publisher.record({ operation: 'create_api_key', identity: who, resources: [{ type: 'api_key', id: keyId }] });
-    const created = await publisher.track({ operation: 'create_workspace', identity: who }, async () => ({ id: randomUUID() }), (r) => [{ type: 'workspace', id: r.id }]);
-    await expect(publisher.track({ operation: 'delete_workspace', identity: who }, async () => Promise.reject(new Error('workspace is busy')))).rejects.toThrow('workspace is busy');
+    // .track records the operation being performed: here named by the caller, as outside any tracked route.
+    const created = await inTrackedOperation('create_workspace', () => publisher.track({ identity: who }, async () => ({ id: randomUUID() }), (r) => [{ type: 'workspace', id: r.id }]));
+    await expect(inTrackedOperation('delete_workspace', () => publisher.track({ identity: who }, async () => Promise.reject(new Error('workspace is busy'))))).rejects.toThrow('workspace is busy');
     const rows = await stored(org);
     expect(rows.map((r) => [r.operation, r.status])).toEqual([
       ['create_api_key', 'Success'],

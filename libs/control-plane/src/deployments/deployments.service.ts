@@ -55,7 +55,7 @@ export class DeploymentsService {
 
   async create(identity: Identity, req: DeploymentCreateRequest): Promise<Deployment> {
     const created = await this.audit.track(
-      { operation: 'create_deployment', identity, details: { name: req.name, source: req.source } },
+      { identity, details: { name: req.name, source: req.source } },
       () => this.doCreate(identity, req),
       (d) => [{ type: 'deployment', id: d.id }],
     );
@@ -187,7 +187,7 @@ export class DeploymentsService {
 
   async update(identity: Identity, id: string, req: DeploymentPatchRequest): Promise<Deployment> {
     const updated = await this.audit.track(
-      { operation: 'update_deployment', identity, resources: [{ type: 'deployment', id }] },
+      { identity, resources: [{ type: 'deployment', id }] },
       () => this.doUpdate(identity, id, req),
       (d) => [{ type: 'deployment', id: d.id }],
     );
@@ -253,7 +253,7 @@ export class DeploymentsService {
 
   async delete(identity: Identity, id: string): Promise<Deployment> {
     const d = await this.audit.track(
-      { operation: 'delete_deployment', identity, resources: [{ type: 'deployment', id }] },
+      { identity, resources: [{ type: 'deployment', id }] },
       async () => {
         const scope = { tenant_id: identity.tenant_id };
         const cur = await this.repo.findDeployment(scope, id);

@@ -1,6 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { randomUUID } from 'node:crypto';
 import type { ComparativeExperiment, ComparativeExperimentCreate, ComparativeExperimentListQuery, FeedbackStats, Identity } from '@th/contracts';
+import { AuditPublisher } from '@th/audit-client';
 import { badRequest, conflict, notFound } from '@th/platform';
 import { DatasetsService } from '../datasets.service';
 import { EXPERIMENT_FEEDBACK, EXPERIMENT_PROJECTS, type ExperimentFeedbackPort, type ExperimentProjectsPort } from './experiment-ports';
@@ -14,9 +15,18 @@ export class ComparativeExperimentsService {
     private readonly datasets: DatasetsService,
     @Inject(EXPERIMENT_PROJECTS) private readonly projects: ExperimentProjectsPort,
     @Inject(EXPERIMENT_FEEDBACK) private readonly feedback: ExperimentFeedbackPort,
+    private readonly audit: AuditPublisher,
   ) {}
 
-  async create(identity: Identity, body: ComparativeExperimentCreate): Promise<ComparativeExperiment> {
+  /** Tracked: Success names the new comparative experiment and its dataset. */
+  create(identity: Identity, body: ComparativeExperimentCreate): Promise<ComparativeExperiment> {
+    return this.audit.track({ identity, resources: [{ type: 'dataset', id: body.reference_dataset_id }] }, () => this.applyCreate(identity, body), (c) => [
+      { type: 'dataset', id: body.reference_dataset_id },
+      { type: 'comparative_experiment', id: c.id },
+    ]);
+  }
+
+  private async applyCreate(identity: Identity, body: ComparativeExperimentCreate): Promise<ComparativeExperiment> {
     await this.datasets.get(identity, body.reference_dataset_id);
     const experiments = await this.projects.experiments(identity, body.experiment_ids);
     // Another workspace's experiment is as unknown as a free id.
@@ -49,6 +59,7 @@ export class ComparativeExperimentsService {
     return rows.map((r) => present(r, names, stats.get(r.id) ?? null));
   }
 
+  /** Recorded by the route's interceptor, naming the comparative experiment of the path. */
   async delete(identity: Identity, id: string): Promise<void> {
     if (!(await this.repo.delete(identity.tenant_id, id))) throw notFound(`Comparative experiment ${id}`);
   }

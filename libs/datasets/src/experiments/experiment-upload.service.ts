@@ -70,10 +70,10 @@ export class ExperimentUploadService {
     private readonly audit: AuditPublisher,
   ) {}
 
-  /** Tracked: create_experiment_via_upload, Success with the experiment and dataset, or Failure. */
+  /** Tracked: Success with the experiment and dataset, or Failure. */
   upload(identity: Identity, body: ExperimentUploadRequest): Promise<ExperimentUploadResponse> {
     return this.audit.track(
-      { operation: 'create_experiment_via_upload', identity },
+      { identity },
       () => this.apply(identity, body),
       (r) => [
         { type: 'tracer_session', id: r.experiment.id },

@@ -22,7 +22,7 @@ export class DestinationsService {
 
   create(identity: Identity, body: ExportDestinationCreate): Promise<ExportDestination> {
     return this.audit.track(
-      { operation: 'create_bulk_export_destination', identity },
+      { identity },
       async () => {
         assertExportPlan(identity);
         await this.validate(body.config, body.credentials);
@@ -46,7 +46,7 @@ export class DestinationsService {
 
   get(identity: Identity, id: string): Promise<ExportDestination> {
     return this.audit.track(
-      { operation: 'read_bulk_export_destination', identity, resources: [{ type: RESOURCE, id }] },
+      { identity, resources: [{ type: RESOURCE, id }] },
       async () => {
         assertExportPlan(identity);
         const row = await this.repo.findDestination(identity, id);
@@ -58,7 +58,7 @@ export class DestinationsService {
 
   list(identity: Identity, page: { limit: number; offset: number }): Promise<ExportDestination[]> {
     return this.audit.track(
-      { operation: 'read_bulk_export_destination', identity },
+      { identity },
       async () => {
         assertExportPlan(identity);
         return (await this.repo.listDestinations(identity, page)).map(present);
@@ -69,7 +69,7 @@ export class DestinationsService {
 
   update(identity: Identity, id: string, body: ExportDestinationUpdate): Promise<ExportDestination> {
     return this.audit.track(
-      { operation: 'update_bulk_export_destination', identity, resources: [{ type: RESOURCE, id }] },
+      { identity, resources: [{ type: RESOURCE, id }] },
       async () => {
         assertExportPlan(identity);
         const current = await this.repo.findDestination(identity, id);

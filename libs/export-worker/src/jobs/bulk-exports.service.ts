@@ -20,7 +20,7 @@ export class BulkExportsService {
 
   create(identity: Identity, body: BulkExportCreate): Promise<BulkExport> {
     return this.audit.track(
-      { operation: 'create_bulk_export', identity },
+      { identity },
       async () => {
         assertExportPlan(identity);
         const dest = await this.repo.findDestination(identity, body.bulk_export_destination_id);
@@ -74,7 +74,7 @@ export class BulkExportsService {
 
   cancel(identity: Identity, id: string): Promise<BulkExport> {
     return this.audit.track(
-      { operation: 'cancel_bulk_export', identity, resources: [{ type: RESOURCE, id }] },
+      { identity, resources: [{ type: RESOURCE, id }] },
       async () => {
         assertExportPlan(identity);
         const job = await this.repo.findJob(identity, id);

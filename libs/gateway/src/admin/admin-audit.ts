@@ -16,7 +16,6 @@ export class AdminAudit {
   run<T>(identity: Identity, req: Request, fn: () => Promise<T>, resourcesOf?: (r: T) => Resources, resources?: Resources): Promise<T> {
     return this.audit.track(
       {
-        operation: currentTrackedOperation(),
         identity,
         workspace_id: identity.tenant_id || null,
         resources,

@@ -209,8 +209,8 @@ export class OrgMembersController {
 
 /**
  * Invitations addressed to the calling user (any organization): the invited user claims one and
- * joins that organization. Audited as update_org_member of the inviting organization (the spec's
- * tracked operations have no separate "claim"; a claim makes the invitee a member with a role).
+ * joins that organization. Audited in the inviting organization as the member update its route-table entry
+ * names (the spec's tracked operations have no separate "claim"; a claim makes the invitee a member with a role).
  */
 @Controller('orgs/pending')
 @OrganizationScope()
@@ -243,7 +243,7 @@ export class PendingInvitationsController {
       .then((r) => r.session);
   }
 
-  /** The invited user declines: recorded as delete_org_pending_member of the inviting organization. */
+  /** The invited user declines: recorded in the inviting organization, as the deletion of a pending member. */
   @Delete(':id')
   @TrackedOperation()
   async decline(@CurrentIdentity() identity: Identity, @Param() params: Record<string, string>, @Req() req: Request): Promise<Record<string, never>> {

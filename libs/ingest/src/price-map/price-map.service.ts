@@ -28,7 +28,7 @@ export class PriceMapService {
 
   create(identity: Identity, body: ModelPriceMapCreate): Promise<ModelPriceMap> {
     return this.audit.track(
-      { operation: 'create_model_price_map', identity },
+      { identity },
       async () => {
         const t = now();
         const entry = {
@@ -55,7 +55,7 @@ export class PriceMapService {
 
   update(identity: Identity, id: string, body: ModelPriceMapUpdate): Promise<ModelPriceMap> {
     return this.audit.track(
-      { operation: 'update_model_price_map', identity, resources: [{ type: 'model_price_map', id }] },
+      { identity, resources: [{ type: 'model_price_map', id }] },
       async () => {
         const current = await this.own(identity, id);
         const entry = {
@@ -73,7 +73,7 @@ export class PriceMapService {
   }
 
   delete(identity: Identity, id: string): Promise<void> {
-    return this.audit.track({ operation: 'delete_model_price_map', identity, resources: [{ type: 'model_price_map', id }] }, async () => {
+    return this.audit.track({ identity, resources: [{ type: 'model_price_map', id }] }, async () => {
       const current = await this.own(identity, id);
       await this.repo.put({ ...current, tenant_id: identity.tenant_id, modified_at: now() }, true);
     });

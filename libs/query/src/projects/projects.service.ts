@@ -76,9 +76,9 @@ export class ProjectsService {
     return q.include_stats ? Promise.all(rows.map((r) => this.withStats(identity, r, q.stats_start_time))) : rows.map((r) => this.present(r));
   }
 
-  /** Tracked: update_tracer_session, Success or Failure. */
+  /** Tracked (Success or Failure). */
   update(identity: Identity, id: string, body: ProjectUpdate): Promise<Project> {
-    return this.audit.track({ operation: 'update_tracer_session', identity, resources: [{ type: 'tracer_session', id }] }, () => this.applyUpdate(identity, id, body));
+    return this.audit.track({ identity, resources: [{ type: 'tracer_session', id }] }, () => this.applyUpdate(identity, id, body));
   }
 
   private async applyUpdate(identity: Identity, id: string, body: ProjectUpdate): Promise<Project> {
@@ -99,9 +99,9 @@ export class ProjectsService {
     return this.present({ ...p, ...patch } as ProjectEntity);
   }
 
-  /** Removes the project and, through the writer, every run in it. Tracked: delete_tracer_session. */
+  /** Removes the project and, through the writer, every run in it. Tracked. */
   delete(identity: Identity, id: string): Promise<void> {
-    return this.audit.track({ operation: 'delete_tracer_session', identity, resources: [{ type: 'tracer_session', id }] }, () => this.applyDelete(identity, id));
+    return this.audit.track({ identity, resources: [{ type: 'tracer_session', id }] }, () => this.applyDelete(identity, id));
   }
 
   private async applyDelete(identity: Identity, id: string): Promise<void> {
