@@ -5,7 +5,7 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { Kafka, logLevel } from 'kafkajs';
-import { classArchive } from './jvm-class-archive';
+import { classArchive, compilerArgs } from './test-jvm';
 import { spawnWatchdog } from './watchdog';
 
 export interface KafkaServerOptions {
@@ -230,8 +230,7 @@ function javaArgs(libs: string, layout: Layout): string[] {
     ...HEAP,
     // One GC thread instead of G1's pool: the broker shares 2 cores with the tests.
     '-XX:+UseSerialGC',
-    // The quick compiler only: C2's compilations cost more CPU than a test broker's light traffic gains from them.
-    '-XX:TieredStopAtLevel=1',
+    ...compilerArgs(),
     '-Djava.awt.headless=true',
     `-Dlog4j.configuration=file:${layout.log4jFile}`,
     `-Dkafka.logs.dir=${layout.dataDir}`,

@@ -4,7 +4,7 @@ import { closeSync, existsSync, mkdirSync, mkdtempSync, openSync, readFileSync, 
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { freePort } from '@th/platform';
-import { classArchive } from './jvm-class-archive';
+import { classArchive, compilerArgs } from './test-jvm';
 
 export interface S3ServerOptions {
   /** Where the buckets live on disk (jclouds filesystem backend). A temp dir by default, removed on stop. */
@@ -112,8 +112,7 @@ export async function startS3Server(opts: S3ServerOptions = {}): Promise<S3Serve
   const logFile = join(home, 's3proxy.log');
   const fd = openSync(logFile, 'a');
   const archive = classArchive(`${jar}.jsa`);
-  // The quick compiler only: C2's compilations cost more CPU than a test server's light traffic gains from them.
-  const child: ChildProcess = spawn('java', ['-Xms64m', '-Xmx384m', '-XX:TieredStopAtLevel=1', ...archive.args, '-jar', jar, '--properties', props], { stdio: ['ignore', fd, fd] });
+  const child: ChildProcess = spawn('java', ['-Xms64m', '-Xmx384m', ...compilerArgs(), ...archive.args, '-jar', jar, '--properties', props], { stdio: ['ignore', fd, fd] });
   closeSync(fd);
   if (child.pid) spawnWatchdog(child.pid, ownDir ? home : undefined);
   const exited = new Promise<void>((res) =>

@@ -30,3 +30,11 @@ export function classArchive(archive: string): ClassArchive {
     },
   };
 }
+
+/**
+ * Under jest, the quick compiler only: a test server's light traffic gains less from C2's compilations than they
+ * cost in CPU. Benchmarks, which load their servers, keep the full compiler.
+ */
+export function compilerArgs(): string[] {
+  return process.env.JEST_WORKER_ID ? ['-XX:TieredStopAtLevel=1'] : [];
+}
