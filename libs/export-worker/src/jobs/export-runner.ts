@@ -94,6 +94,7 @@ export class ExportRunner {
     const open = async (from: Key): Promise<OpenedFile | null> => {
       const step = await plan.next();
       if (step.done) return null;
+      stop.signal.throwIfAborted(); // planned while the export stopped: send no query the engine would write in vain
       const { sql, params } = this.rangeQuery(job, fields, from, step.value.last);
       const source = this.ch.queryStream(sql, params, 'Parquet', parquetOutputSettings(this.opts), stop.signal);
       source.catch(() => undefined); // awaited in turn; this only keeps an abandoned read-ahead from being an unhandled rejection
