@@ -1,6 +1,6 @@
 /**
  * Export benchmark: bulk export of N runs (default 1,000,000) from ClickHouse to an S3-compatible
- * bucket as Parquet by the export worker's own runner (a key-only planning query, then one
+ * bucket as Parquet by the export worker's own runner (key-only planning queries, one a day, then one
  * `SELECT ... FORMAT Parquet` out of `runs FINAL` per file, streamed with multipart uploads to s3proxy
  * on 127.0.0.1), against the ceiling: ClickHouse writing the same rows (same columns, same FINAL read,
  * same order) as Parquet itself with its default settings, to one local file, in the same run.

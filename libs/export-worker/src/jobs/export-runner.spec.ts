@@ -343,6 +343,66 @@ describe.each([['in process'], ['over HTTP']] as const)('export runner, ClickHou
     }
   });
 
+  it('plans day by day: skips days without live runs, ends at the window, and exports nothing when nothing matches', async () => {
+    // A project of its own over five days: day 0 has 600 live runs (3 files at 250), day 1 only runs whose newest
+    // version is a tombstone, day 2 none, day 3 ten live runs before noon and ten after, where the window ends.
+    const multi = randomUUID();
+    const insert = async (day: number, count: number, version: number, deleted: number, offsetUs = 0n) =>
+      ch.command(
+        `INSERT INTO runs (tenant_id, session_id, id, trace_id, name, run_type, start_time, status, is_root, dotted_order, inputs, tags, outputs, version, is_deleted)
+         SELECT toUUID({tenant:String}), toUUID({session:String}), generateUUIDv4(number), generateUUIDv4(number), concat('d', toString({day:UInt8}), '-', toString(number)),
+           'chain', fromUnixTimestamp64Micro(toInt64({t:String}) + toInt64(number) * 1000000, 'UTC'), 'success', true, '', '{}', [], '{}', {version:UInt8}, {deleted:UInt8}
+         FROM numbers({n:UInt32})`,
+        { tenant, session: multi, day, t: (T0_US + BigInt(day) * DAY_US + offsetUs).toString(), version, deleted, n: count },
+      );
+    await insert(0, 600, 1, 0);
+    const tombstoned = randomUUID();
+    await ch.command(
+      `INSERT INTO runs (tenant_id, session_id, id, trace_id, name, run_type, start_time, status, is_root, dotted_order, inputs, tags, outputs, version, is_deleted)
+       SELECT toUUID({tenant:String}), toUUID({session:String}), reinterpretAsUUID(reverse(unhex(lpad(hex(number + 1), 32, '0')))), toUUID({trace:String}), 'gone',
+         'chain', fromUnixTimestamp64Micro(toInt64({t:String}) + toInt64(number) * 1000000, 'UTC'), 'success', true, '', '{}', [], '{}', v, v - 1
+       FROM numbers({n:UInt32}) ARRAY JOIN [1, 2] AS v`,
+      { tenant, session: multi, trace: tombstoned, t: (T0_US + DAY_US).toString(), n: 40 },
+    );
+    await insert(3, 10, 1, 0);
+    await insert(3, 10, 1, 0, 13n * 3_600_000_000n);
+    const window = async (filter: string | null) => {
+      const job = await repo.insertJob({
+        tenant_id: tenant,
+        organization_id: identity.organization_id,
+        destination_id: destinationId,
+        session_id: multi,
+        start_time: '2025-11-15T00:00:00.000000Z',
+        end_time: '2025-11-18T12:00:00.000000Z',
+        start_us: T0_US.toString(),
+        end_us: (T0_US + 3n * DAY_US + 12n * 3_600_000_000n).toString(),
+        interval_hours: null,
+        filter,
+        export_fields: ['name', 'start_time', 'outputs'],
+        format_version: 'v2_beta',
+        identity,
+      });
+      const claimed = await repo.claim((job as JobRow).id, 'w-days', 60_000);
+      await runner().run(claimed as JobRow, 'w-days', new AbortController().signal);
+      expect(await repo.finish((job as JobRow).id, 'w-days', 'COMPLETED', null)).toBe(true);
+      return { job: await repo.findJob({ tenant_id: tenant }, (job as JobRow).id), files: await repo.files((job as JobRow).id), ...(await exported((job as JobRow).id)) };
+    };
+    const all = await window(null);
+    expect(all.keys.map((k) => k.replace(/^.*\/runs\//, ''))).toEqual([
+      'year=2025/month=11/day=15/part-000001.parquet',
+      'year=2025/month=11/day=15/part-000002.parquet',
+      'year=2025/month=11/day=15/part-000003.parquet',
+      'year=2025/month=11/day=18/part-000004.parquet',
+    ]);
+    expect(all.files.map((f) => f.rows)).toEqual([250, 250, 100, 10]);
+    expect(all.rows.map((r) => r.name).sort()).toEqual([...Array.from({ length: 600 }, (_, i) => `d0-${i}`), ...Array.from({ length: 10 }, (_, i) => `d3-${i}`)].sort());
+    expect(Number(all.job?.rows_written)).toBe(610);
+    const none = await window('eq(name, "nothing has this name")');
+    expect(none.keys).toEqual([]);
+    expect(none.files).toEqual([]);
+    expect(Number(none.job?.rows_written)).toBe(0);
+  });
+
   it('gives a job to exactly one of several competing workers', async () => {
     const job = await newJob();
     const owners = Array.from({ length: 8 }, (_, i) => `w${i}`);

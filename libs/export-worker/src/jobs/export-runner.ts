@@ -39,15 +39,29 @@ interface PlannedFile {
   last: Key;
 }
 
+/** The files of one UTC day (none when its runs are all deleted or filtered out), and the key its range ends at. */
+interface PlannedDay {
+  files: PlannedFile[];
+  end: Key;
+}
+
+/** A planned file whose query has been sent: `source` is the engine's Parquet output. */
+interface OpenedFile {
+  file: PlannedFile;
+  source: Promise<Readable>;
+}
+
 const MAX_UUID = 'ffffffff-ffff-ffff-ffff-ffffffffffff';
+const DAY_US = 86_400_000_000n;
 
 /**
- * Runs one export. The engine writes the Parquet: planning queries (keys only) split the rest of the job's window
- * (after its cursor) into files of at most `rowsPerFile` runs of one day each, by sorting key; then each
- * file is one `SELECT ... FORMAT Parquet` over its key range, streamed to the bucket with a multipart
- * upload, and committed with the cursor at its last key. A restarted run plans again from the last
- * committed file and numbers files on from it, so a file uploaded but not committed is overwritten
- * under the same name, never duplicated, and no run is skipped.
+ * Runs one export. The engine writes the Parquet: a planning query per UTC day (keys only) splits the rest of the
+ * job's window (after its cursor) into files of at most `rowsPerFile` runs of that day, by sorting key; each file
+ * is one `SELECT ... FORMAT Parquet` over its key range, streamed to the bucket with a multipart upload, and
+ * committed with the cursor at its last key. Days are planned one ahead of the files being written, so the first
+ * file starts after one day's planning. A restarted run plans again from the last committed file and numbers
+ * files on from it, so a file uploaded but not committed is overwritten under the same name, never duplicated,
+ * and no run is skipped.
  */
 export class ExportRunner {
   constructor(
@@ -70,26 +84,30 @@ export class ExportRunner {
 
   private async export(job: JobRow, owner: string, store: ObjectStore, signal: AbortSignal): Promise<void> {
     const fields = exportFieldsOf(job.export_fields);
-    let cursor: Key = { t_us: job.cursor_us ?? (BigInt(job.start_us) - 1n).toString(), id: job.cursor_id ?? MAX_UUID };
+    const cursor: Key = { t_us: job.cursor_us ?? (BigInt(job.start_us) - 1n).toString(), id: job.cursor_id ?? MAX_UUID };
     let seq = job.files_written;
     await this.stillHeld(job, owner, signal);
-    const plan = await this.planFiles(job, cursor);
-    // The engine writes file n+1 while file n uploads; files are still committed one by one, in order.
+    const plan = this.planFiles(job, cursor);
     const stop = new AbortController();
     const onStop = () => stop.abort();
     signal.addEventListener('abort', onStop, { once: true });
-    const open = (from: Key, to: Key): Promise<Readable> => {
-      const { sql, params } = this.rangeQuery(job, fields, from, to);
-      const p = this.ch.queryStream(sql, params, 'Parquet', parquetOutputSettings(this.opts), stop.signal);
-      p.catch(() => undefined); // awaited in turn; this only keeps an abandoned read-ahead from being an unhandled rejection
-      return p;
+    const open = async (from: Key): Promise<OpenedFile | null> => {
+      const step = await plan.next();
+      if (step.done) return null;
+      stop.signal.throwIfAborted(); // planned while the export stopped: send no query the engine would write in vain
+      const { sql, params } = this.rangeQuery(job, fields, from, step.value.last);
+      const source = this.ch.queryStream(sql, params, 'Parquet', parquetOutputSettings(this.opts), stop.signal);
+      source.catch(() => undefined); // awaited in turn; this only keeps an abandoned read-ahead from being an unhandled rejection
+      return { file: step.value, source };
     };
-    let next = plan.length > 0 ? open(cursor, plan[0].last) : null;
+    // The engine writes file n+1 while file n uploads; files are still committed one by one, in order.
+    let next = open(cursor);
+    next.catch(() => undefined);
     try {
-      for (let i = 0; i < plan.length && next; i++) {
-        const file = plan[i];
-        const source = next;
-        next = i + 1 < plan.length ? open(file.last, plan[i + 1].last) : null;
+      for (let current = await next; current; current = await next) {
+        const { file, source } = current;
+        next = open(file.last);
+        next.catch(() => undefined);
         await this.stillHeld(job, owner, signal);
         seq += 1;
         const [y, m, d] = file.day.split('-');
@@ -102,10 +120,11 @@ export class ExportRunner {
       }
     } catch (err) {
       stop.abort();
-      await next?.then((s) => s.destroy(), () => undefined);
+      await next.then((n) => n?.source.then((s) => s.destroy(), () => undefined), () => undefined);
       throw signal.aborted && !(err instanceof ExportInterrupted) ? new ExportInterrupted('worker stopping') : err;
     } finally {
       signal.removeEventListener('abort', onStop);
+      await plan.return().catch(() => undefined); // lets a day planned ahead finish before the export's store and lease go
     }
   }
 
@@ -179,42 +198,56 @@ export class ExportRunner {
 
   /**
    * The files of the rest of the window, in key order: each at most `rowsPerFile` runs, all of one UTC day.
-   * Reads keys only: one pass counts each day and finds its last key; a day with more runs than a file
-   * holds is then read again alone, its keys sorted, to find the key at every `rowsPerFile`-th run (the
-   * engine holds that one day's keys, some 50 bytes a run at the peak).
+   * The next day is planned while this day's files are written.
    */
-  private async planFiles(job: JobRow, from: Key): Promise<PlannedFile[]> {
-    const per = this.opts.rowsPerFile;
-    const live = this.liveRuns(job, from, null);
-    const days = await this.ch.query<{ day: string; rows: number | string; last_t: string; last_id: string }>(
-      `SELECT toString(toDate(start_time)) AS day, count() AS rows, max((toUnixTimestamp64Micro(start_time), id)) AS last_key,
-         toString(last_key.1) AS last_t, toString(last_key.2) AS last_id
-       FROM (${live.sql})
-       GROUP BY day
-       ORDER BY day`,
-      live.params,
-    );
-    const plan: PlannedFile[] = [];
-    let after = from;
-    for (const d of days) {
-      const last: Key = { t_us: d.last_t, id: d.last_id };
-      if (Number(d.rows) <= per) {
-        plan.push({ day: d.day, rows: Number(d.rows), last });
-      } else {
-        const range = this.liveRuns(job, after, last);
-        const [split] = await this.ch.query<{ total: number | string; ends: [string, string][] }>(
-          `SELECT length(ks) AS total,
-             arrayMap(k -> (toString(k.1), toString(k.2)), arrayFilter((k, i) -> i % {per:UInt64} = 0 AND i < length(ks), ks, arrayEnumerate(ks))) AS ends
-           FROM (SELECT arraySort(groupArray((toUnixTimestamp64Micro(start_time), id))) AS ks FROM (${range.sql}))`,
-          { ...range.params, per },
-        );
-        for (const [t_us, id] of split.ends) plan.push({ day: d.day, rows: per, last: { t_us, id } });
-        const rest = Number(split.total) - split.ends.length * per;
-        if (rest > 0) plan.push({ day: d.day, rows: rest, last });
+  private async *planFiles(job: JobRow, from: Key): AsyncGenerator<PlannedFile, void, undefined> {
+    let ahead = this.planDay(job, from);
+    try {
+      for (let day = await ahead; day; day = await ahead) {
+        ahead = this.planDay(job, day.end);
+        ahead.catch(() => undefined); // awaited in turn, or below when the export stops first
+        yield* day.files;
       }
-      after = last;
+    } finally {
+      await ahead.catch(() => undefined);
     }
-    return plan;
+  }
+
+  /**
+   * The day of the first stored key after `after` (any version: a cheap read in sorting-key order), and that
+   * day's files: one pass over its newest versions' keys numbers them in order and keeps every `rowsPerFile`-th
+   * and the last (the engine holds the day's keys, some 50 bytes a run at the peak). Null past the window's last run.
+   */
+  private async planDay(job: JobRow, after: Key): Promise<PlannedDay | null> {
+    const [first] = await this.ch.query<{ t_us: string }>(
+      `SELECT toString(toUnixTimestamp64Micro(start_time)) AS t_us FROM runs
+       WHERE tenant_id = {tenant:UUID} AND session_id = {session:UUID}
+         AND start_time < fromUnixTimestamp64Micro({end:Int64}, 'UTC')
+         AND start_time >= fromUnixTimestamp64Micro({from_t:Int64}, 'UTC') AND (start_time, id) > (fromUnixTimestamp64Micro({from_t:Int64}, 'UTC'), {from_id:UUID})
+       ORDER BY start_time, id
+       LIMIT 1`,
+      { tenant: job.tenant_id, session: job.session_id, end: job.end_us, from_t: after.t_us, from_id: after.id },
+    );
+    if (!first) return null;
+    const t = BigInt(first.t_us);
+    const dayStart = t - (((t % DAY_US) + DAY_US) % DAY_US);
+    const end: Key = { t_us: (dayStart + DAY_US - 1n).toString(), id: MAX_UUID };
+    const range = this.liveRuns(job, after, end);
+    const ends = await this.ch.query<{ day: string; t_us: string; id: string; n: number | string }>(
+      `SELECT toString(toDate(k_t)) AS day, toString(toUnixTimestamp64Micro(k_t)) AS t_us, toString(k_id) AS id, n FROM (
+         SELECT start_time AS k_t, id AS k_id, row_number() OVER (ORDER BY start_time, id) AS n, count() OVER () AS total FROM (${range.sql})
+       )
+       WHERE n % {per:UInt64} = 0 OR n = total
+       ORDER BY n`,
+      { ...range.params, per: this.opts.rowsPerFile },
+    );
+    const files: PlannedFile[] = [];
+    let before = 0;
+    for (const e of ends) {
+      files.push({ day: e.day, rows: Number(e.n) - before, last: { t_us: e.t_us, id: e.id } });
+      before = Number(e.n);
+    }
+    return { files, end };
   }
 
   /** One file's rows, in key order, as the exported fields. */
