@@ -135,6 +135,14 @@ export class RowBinaryBuffer {
     this.pos = p + written;
   }
 
+  /** A String from its UTF-8 bytes. */
+  utf8(bytes: Uint8Array): void {
+    this.varUInt(bytes.length);
+    this.room(bytes.length);
+    this.buf.set(bytes, this.pos);
+    this.pos += bytes.length;
+  }
+
   /** A UUID from its text form (8-4-4-4-12 hex digits, either case). */
   uuid(s: string): void {
     if (s.length !== 36 || s.charCodeAt(8) !== 45 || s.charCodeAt(13) !== 45 || s.charCodeAt(18) !== 45 || s.charCodeAt(23) !== 45) {

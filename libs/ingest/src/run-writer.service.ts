@@ -2,7 +2,7 @@ import { Inject, Injectable, Logger, OnApplicationBootstrap } from '@nestjs/comm
 import type { ModelPriceMap, RunControlEvent, RunEvent, TopicPayload } from '@th/contracts';
 import type { BatchHooks, BusMessage, Rejection, SubscribeOptions } from '@th/bus';
 import { byIdsCondition, ClickHouse, RUNS_BY_ID } from '@th/clickhouse';
-import { EventLoopPacer, METRICS, inSpan, prepareJsonText } from '@th/platform';
+import { EventLoopPacer, METRICS, inSpan, prepareJsonBytes } from '@th/platform';
 import { DEFAULT_GROUP_INSERT_OPTIONS, GroupInsert } from './group-insert';
 import { RunCache } from './run-cache';
 import { NewRunFilter } from './new-run-filter';
@@ -127,10 +127,14 @@ export class RunWriterService implements OnApplicationBootstrap {
    */
   async handle(batch: RunsMessage[], hooks?: BatchHooks): Promise<{ rejected: Rejection<TopicPayload<'runs'>>[] }> {
     METRICS.writerBatchSize.observe(batch.length);
+    // A large batch (a 25 MB request is some 20,000 events) is grouped, looked up, merged, derived and encoded in
+    // slices that give the event loop way in between (the standalone service serves requests on the same loop).
+    const pacer = new EventLoopPacer();
     const rejected: Rejection<TopicPayload<'runs'>>[] = [];
     const byRun = new Map<string, RunMessage[]>();
     const llmTenants = new Set<string>();
     for (const msg of batch) {
+      if (pacer.due()) await pacer.yield();
       if (msg.value.kind !== 'run') {
         await this.deleteSession(msg.value);
         continue;
@@ -147,15 +151,18 @@ export class RunWriterService implements OnApplicationBootstrap {
     // Runs neither in memory nor certain to be new (see NewRunFilter) are read back from ClickHouse.
     const unknown = (k: string, list: RunMessage[]) => !this.cache.get(k) && (this.newRuns?.mayExist(k, list[0].value.id) ?? true);
     const requested: string[] = [];
-    byRun.forEach((list, k) => unknown(k, list) && requested.push(k));
-    // From here until its merge, a newer state another batch writes of a run this batch reads back must stay in memory.
-    for (const k of requested) this.pinned.set(k, (this.pinned.get(k) ?? 0) + 1);
-    // A large batch (a 25 MB request is some 20,000 events) is merged, derived and encoded in slices that give
-    // the event loop way in between (the standalone service serves requests on the same loop).
-    const pacer = new EventLoopPacer();
+    for (const [k, list] of byRun) {
+      if (pacer.due()) await pacer.yield();
+      // From here until its merge, a newer state another batch writes of a run this batch reads back must stay in
+      // memory: pinned in the same step as the check that found it missing.
+      if (unknown(k, list)) {
+        requested.push(k);
+        this.pinned.set(k, (this.pinned.get(k) ?? 0) + 1);
+      }
+    }
     let merged: MergeResult[] = [];
     try {
-      const looked = await this.loadStates(requested);
+      const looked = await this.loadStates(requested, pacer);
       merged = await this.serialized(async () => {
         // A run found in the cache above may have left it since: released once another batch's rows
         // landed (see releaseFinished), or pushed out (the cache is bounded). Read it back now, inside
@@ -173,7 +180,7 @@ export class RunWriterService implements OnApplicationBootstrap {
             for (const [k, list] of slice) if (!asked.has(k) && unknown(k, list)) pushedOut.push(k);
             if (pushedOut.length === 0) break;
             for (const k of pushedOut) asked.add(k);
-            for (const [k, run] of await this.loadStates(pushedOut)) looked.set(k, run);
+            for (const [k, run] of await this.loadStates(pushedOut, pacer)) looked.set(k, run);
           }
           // The runs left unmerged when the pacer is due are checked again after the yield.
           at += this.merge(slice, looked, rejected, out, pacer);
@@ -189,11 +196,11 @@ export class RunWriterService implements OnApplicationBootstrap {
       }
     }
     const llm = await this.deriveLlm(merged, prices, llmTenants, pacer);
-    // A large document (a 25 MB inputs) is serialized here in slices; the row encoder below is synchronous.
+    // A large document (a 25 MB inputs) is serialized and encoded here in slices; the row encoder below is synchronous.
     for (const m of merged) {
       if (pacer.due()) await pacer.yield();
       const f = m.run.fields;
-      for (const v of [f.inputs, f.outputs, f.extra, f.events, f.serialized]) await prepareJsonText(v, pacer);
+      for (const v of [f.inputs, f.outputs, f.extra, f.events, f.serialized]) await prepareJsonBytes(v, pacer);
     }
     // The batch's rows, encoded straight into the next insert's body (RowBinary): no row strings to
     // keep alive until the insert is done. One write per slice of the pacer's length; the batch is done when
@@ -390,10 +397,11 @@ export class RunWriterService implements OnApplicationBootstrap {
   }
 
   /** Current state of each run: from memory when this writer wrote it last, else from ClickHouse. */
-  private async loadStates(keys: string[]): Promise<Map<string, MergedRun>> {
+  private async loadStates(keys: string[], pacer: EventLoopPacer): Promise<Map<string, MergedRun>> {
     const out = new Map<string, MergedRun>();
     const missing = new Map<string, string[]>(); // tenant -> ids
     for (const key of keys) {
+      if (pacer.due()) await pacer.yield();
       const hit = this.cache.get(key);
       if (hit) out.set(key, hit);
       else {
@@ -405,6 +413,7 @@ export class RunWriterService implements OnApplicationBootstrap {
     }
     for (const [tenant, ids] of missing) {
       for (let i = 0; i < ids.length; i += LOOKUP_CHUNK) {
+        if (pacer.due()) await pacer.yield();
         const chunk = ids.slice(i, i + LOOKUP_CHUNK);
         // Phase 1, by primary key: under which sorting keys each run lives. New runs stop here.
         // No FINAL (a merge of every part on the read path): the newest version per sorting key is picked here.
@@ -436,6 +445,7 @@ export class RunWriterService implements OnApplicationBootstrap {
           { tenant, sessions, ids: [...liveKeys.keys()] },
         );
         for (const row of rows) {
+          if (pacer.due()) await pacer.yield();
           const keys = liveKeys.get(row.id);
           const run = mergedFromRow(row);
           if (!keys || !keys.includes(run.storedKeys[0])) continue;
