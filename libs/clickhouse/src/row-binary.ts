@@ -23,7 +23,8 @@ export class RowBinaryBuffer {
   /** Makes room for `n` more bytes. */
   private room(n: number): void {
     if (this.pos + n <= this.buf.length) return;
-    const grown = Buffer.allocUnsafe(Math.max(this.pos + n, this.buf.length * 2));
+    // Twice what is needed: a large value written into room of its exact size made the next small one copy it all.
+    const grown = Buffer.allocUnsafe(2 * Math.max(this.pos + n, this.buf.length));
     this.buf.copy(grown, 0, 0, this.pos);
     this.buf = grown;
   }
