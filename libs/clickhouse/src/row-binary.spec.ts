@@ -51,6 +51,20 @@ describe('RowBinaryBuffer', () => {
     expect(r.done).toBe(true);
   });
 
+  it('writes a String from its UTF-8 bytes exactly as from its text', () => {
+    const samples = ['', 'a', 'é'.repeat(64), 'ü'.repeat(5000), '\u{1F600}'.repeat(3), 'y'.repeat(300_000)];
+    const fromText = new RowBinaryBuffer(8);
+    const fromBytes = new RowBinaryBuffer(8);
+    for (const s of samples) {
+      fromText.string(s);
+      fromBytes.utf8(Buffer.from(s, 'utf8'));
+    }
+    expect(fromBytes.body().equals(fromText.body())).toBe(true);
+    const r = reader(fromBytes.body());
+    for (const s of samples) expect(r.string()).toBe(s);
+    expect(r.done).toBe(true);
+  });
+
   it('writes integers little-endian, negative Int64 and UInt64 beyond 32 bits included', () => {
     const w = new RowBinaryBuffer(4);
     for (const v of [0, 1, -1, -5_364_662_400_000_000, 1_795_589_762_882_000, 2 ** 40 + 7]) w.int64(v);

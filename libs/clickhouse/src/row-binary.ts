@@ -23,7 +23,8 @@ export class RowBinaryBuffer {
   /** Makes room for `n` more bytes. */
   private room(n: number): void {
     if (this.pos + n <= this.buf.length) return;
-    const grown = Buffer.allocUnsafe(Math.max(this.pos + n, this.buf.length * 2));
+    // Twice what is needed: a large value written into room of its exact size made the next small one copy it all.
+    const grown = Buffer.allocUnsafe(2 * Math.max(this.pos + n, this.buf.length));
     this.buf.copy(grown, 0, 0, this.pos);
     this.buf = grown;
   }
@@ -133,6 +134,14 @@ export class RowBinaryBuffer {
     }
     this.buf[p++] = v;
     this.pos = p + written;
+  }
+
+  /** A String from its UTF-8 bytes. */
+  utf8(bytes: Uint8Array): void {
+    this.varUInt(bytes.length);
+    this.room(bytes.length);
+    this.buf.set(bytes, this.pos);
+    this.pos += bytes.length;
   }
 
   /** A UUID from its text form (8-4-4-4-12 hex digits, either case). */

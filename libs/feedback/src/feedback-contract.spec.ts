@@ -76,6 +76,10 @@ describe('feedback contract', () => {
     const e = feedbackEventFromCreate('t', { ...create, id: create.id! }, 7, 1_800_000_000_000_000);
     expect(e).toMatchObject({ id: 'aaaaaaaa-0000-4000-8000-000000000001', version: 7, created_at: '2023-11-14T22:13:20.000000Z', modified_at: '2023-11-14T22:13:20.000000Z' });
     expect(feedbackFromEvent(e)).toMatchObject({ value: { label: 'x' }, correction: 'fixed', feedback_source: { type: 'model' }, feedback_config: { type: 'freeform' }, trace_id: null });
+    // The values the texts were made from give the same object as the texts parsed back.
+    expect(feedbackFromEvent(e, { value: create.value, correction: create.correction })).toEqual(feedbackFromEvent(e));
+    const unset = feedbackEventFromCreate('t', { ...create, id: create.id!, value: undefined, correction: undefined }, 8, 1_800_000_000_000_000);
+    expect(feedbackFromEvent(unset, { value: undefined, correction: undefined })).toEqual(feedbackFromEvent(unset));
     const row = JSON.parse(feedbackRowJson(e)) as Record<string, unknown>;
     expect(row).toMatchObject({ value: '{"label":"x"}', source_type: 'model', created_at: '2023-11-14 22:13:20.000000', is_deleted: 0 });
     expect(displayValue('"plain"')).toBe('plain');

@@ -15,7 +15,7 @@ export class FeedbackQueryService {
   }
 
   async list(identity: Identity, q: FeedbackListQuery): Promise<Feedback[]> {
-    return (await this.repo.list(identity, q)).map(feedbackFromEvent);
+    return (await this.repo.list(identity, q)).map((f) => feedbackFromEvent(f));
   }
 
   /** feedback_stats of each comparative experiment that has pairwise feedback (absent: none yet). */

@@ -47,7 +47,7 @@ export class FeedbackService {
       throw conflict(`Feedback ${id} already exists for another run`);
     }
     const [event] = await this.submit(identity, [{ ...body, id }]);
-    return feedbackFromEvent(event);
+    return feedbackFromEvent(event, { value: body.value, correction: body.correction });
   }
 
   /**

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { RowBinaryBuffer } from '@th/clickhouse';
 import type { RunEvent } from '@th/contracts';
+import { EventLoopPacer, JSON_TEXT_SPLIT_NODES, jsonBytesOf, prepareJsonBytes } from '@th/platform';
 import { suiteClickHouse } from '@th/testing';
 import { computeRun, emptyRun, mergeEvent, type MergedRun } from './run-merge';
 import { encodeRunRow, encodeTombstone, keyOf, RUN_ROW_COLUMNS, RUN_ROW_INSERT_SETTINGS, runRow } from './run-row';
@@ -59,6 +60,11 @@ describe('run rows as RowBinary on ClickHouse (chDB)', () => {
     // Inputs and outputs that are not objects; start times far from now on both sides.
     { run: run({ name: 'scalar', run_type: 'chain', start_time: '1931-02-03T04:05:06.000007Z', inputs: 'plain "text"' as never, outputs: 42 as never }), llm: null },
     { run: run({ name: 'future', run_type: 'chain', start_time: '2250-12-31T23:59:59.999999Z' }), llm: null },
+    // Inputs large enough for the writer to encode ahead (prepareJsonBytes), with non-ASCII text.
+    {
+      run: run({ name: 'large', run_type: 'chain', start_time: '2026-11-25T07:00:05.000000Z', inputs: Object.fromEntries(Array.from({ length: JSON_TEXT_SPLIT_NODES }, (_, i) => [`k${i}`, i % 2 ? `ü${i}\n` : { n: i }])) }),
+      llm: null,
+    },
   ];
   runs[3].run.attachments = { 'a.txt': { mime_type: 'text/plain', size: 2 } } as MergedRun['attachments'];
 
@@ -73,6 +79,8 @@ describe('run rows as RowBinary on ClickHouse (chDB)', () => {
   it('stores every column as the JSON row did, for runs of every shape', async () => {
     const w = new RowBinaryBuffer(256); // small: the buffer grows while rows are written
     const lines: string[] = [];
+    for (const { run: r } of runs) await prepareJsonBytes(r.fields.inputs, new EventLoopPacer());
+    expect(jsonBytesOf(runs[runs.length - 1].run.fields.inputs)).toBeDefined();
     for (const [i, { run: r, llm }] of runs.entries()) {
       const computed = computeRun(r, received);
       const key = encodeRunRow(w, r, 1000 + i, received, computed, llm);

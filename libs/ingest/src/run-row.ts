@@ -1,6 +1,6 @@
 import { chTime, isoFromCh, rowBinaryDefault, rowBinaryWriter, rowBinaryWriterOf, type RowBinaryBuffer } from '@th/clickhouse';
 import { mergeStateText as stateText, RUN_COLUMNS, toEpochMicros, type RunColumnName, type RunEventFields, type RunRowSource } from '@th/contracts';
-import { jsonTextOf } from '@th/platform';
+import { jsonBytesOf } from '@th/platform';
 import { computeRun, emptyRun, type ComputedRun, type FieldName, type MergedRun } from './run-merge';
 
 const jsonText = (v: unknown): string => (v === undefined || v === null ? '' : JSON.stringify(v));
@@ -121,7 +121,9 @@ const BINARY_WRITERS: readonly ((w: RowBinaryBuffer, r: RunRowSource) => void)[]
   if (def.json) {
     return (w, r) => {
       const v = get(r);
-      w.string(v === undefined || v === null ? '' : (jsonTextOf(v) ?? JSON.stringify(v)));
+      const bytes = jsonBytesOf(v);
+      if (bytes) w.utf8(bytes);
+      else w.string(v === undefined || v === null ? '' : JSON.stringify(v));
     };
   }
   return rowBinaryWriterOf(def.type, get);

@@ -2,7 +2,7 @@ import { Inject, Injectable, Logger, OnApplicationBootstrap } from '@nestjs/comm
 import type { ModelPriceMap, RunControlEvent, RunEvent, TopicPayload } from '@th/contracts';
 import type { BatchHooks, BusMessage, Rejection, SubscribeOptions } from '@th/bus';
 import { byIdsCondition, ClickHouse, RUNS_BY_ID } from '@th/clickhouse';
-import { EventLoopPacer, METRICS, inSpan, prepareJsonText } from '@th/platform';
+import { EventLoopPacer, METRICS, inSpan, prepareJsonBytes } from '@th/platform';
 import { DEFAULT_GROUP_INSERT_OPTIONS, GroupInsert } from './group-insert';
 import { RunCache } from './run-cache';
 import { NewRunFilter } from './new-run-filter';
@@ -23,6 +23,18 @@ type RunsMessage = BusMessage<TopicPayload<'runs'>>;
 /** A message of the runs topic that carries a run event. */
 type RunMessage = BusMessage<RunEvent>;
 
+/** A run merged by a batch: the version to write and what its row needs. */
+interface MergeResult {
+  run: MergedRun;
+  /** The cached version this one was merged onto (null: a new run, or a state read back). */
+  base: MergedRun | null;
+  computed: ComputedRun;
+  oldKeys: string[];
+  receivedAt: string;
+  attachmentLines: string[];
+  events: RunMessage[];
+}
+
 /**
  * Ids per lookup query. Embedded ClickHouse gets its parameters inlined in the query text, which may
  * not pass max_query_size (256 KiB): each id takes about 60 bytes there (the id and its id_order), so
@@ -41,25 +53,15 @@ export function nextVersion(): number {
 }
 
 /**
+ * Runs checked together for having left the cache before their merge; the merge itself stops earlier when the
+ * event-loop pacer is due (a slice of a few large runs can take longer than one of many small ones).
+ */
+const MERGE_CHECK = 256;
+
+/**
  * The writer role of ingest: consumes run events in batches, merges every POST and PATCH of a run
  * with what is already stored, writes whole rows to ClickHouse, and only then lets the bus commit.
  */
-/** Runs merged (and encoded) between two checks of the event-loop pacer. */
-const MERGE_SLICE = 256;
-
-/** The entries of `map` in maps of at most `size`, in order. */
-function* slices<K, V>(map: Map<K, V>, size: number): Generator<Map<K, V>> {
-  let slice = new Map<K, V>();
-  for (const [k, v] of map) {
-    slice.set(k, v);
-    if (slice.size >= size) {
-      yield slice;
-      slice = new Map<K, V>();
-    }
-  }
-  if (slice.size > 0) yield slice;
-}
-
 @Injectable()
 export class RunWriterService implements OnApplicationBootstrap {
   private readonly logger = new Logger('run-writer');
@@ -125,10 +127,14 @@ export class RunWriterService implements OnApplicationBootstrap {
    */
   async handle(batch: RunsMessage[], hooks?: BatchHooks): Promise<{ rejected: Rejection<TopicPayload<'runs'>>[] }> {
     METRICS.writerBatchSize.observe(batch.length);
+    // A large batch (a 25 MB request is some 20,000 events) is grouped, looked up, merged, derived and encoded in
+    // slices that give the event loop way in between (the standalone service serves requests on the same loop).
+    const pacer = new EventLoopPacer();
     const rejected: Rejection<TopicPayload<'runs'>>[] = [];
     const byRun = new Map<string, RunMessage[]>();
     const llmTenants = new Set<string>();
     for (const msg of batch) {
+      if (pacer.due()) await pacer.yield();
       if (msg.value.kind !== 'run') {
         await this.deleteSession(msg.value);
         continue;
@@ -145,33 +151,39 @@ export class RunWriterService implements OnApplicationBootstrap {
     // Runs neither in memory nor certain to be new (see NewRunFilter) are read back from ClickHouse.
     const unknown = (k: string, list: RunMessage[]) => !this.cache.get(k) && (this.newRuns?.mayExist(k, list[0].value.id) ?? true);
     const requested: string[] = [];
-    byRun.forEach((list, k) => unknown(k, list) && requested.push(k));
-    // From here until its merge, a newer state another batch writes of a run this batch reads back must stay in memory.
-    for (const k of requested) this.pinned.set(k, (this.pinned.get(k) ?? 0) + 1);
-    // A large batch (a 25 MB request is some 20,000 events) is merged, derived and encoded in slices that give
-    // the event loop way in between (the standalone service serves requests on the same loop).
-    const pacer = new EventLoopPacer();
-    let merged: Awaited<ReturnType<RunWriterService['merge']>> = [];
+    for (const [k, list] of byRun) {
+      if (pacer.due()) await pacer.yield();
+      // From here until its merge, a newer state another batch writes of a run this batch reads back must stay in
+      // memory: pinned in the same step as the check that found it missing.
+      if (unknown(k, list)) {
+        requested.push(k);
+        this.pinned.set(k, (this.pinned.get(k) ?? 0) + 1);
+      }
+    }
+    let merged: MergeResult[] = [];
     try {
-      const looked = await this.loadStates(requested);
+      const looked = await this.loadStates(requested, pacer);
       merged = await this.serialized(async () => {
         // A run found in the cache above may have left it since: released once another batch's rows
         // landed (see releaseFinished), or pushed out (the cache is bounded). Read it back now, inside
         // the merge lock, rather than merge into an empty state and overwrite its stored row. (Runs this
         // batch did look up are pinned instead.) Runs can leave the cache during that read too, so the
-        // check is made again after every read: the merge of each slice (synchronous) starts right after a
-        // check that found every run of the slice in memory or read back.
+        // check is made again after every read and every yield: a slice's merge (synchronous) starts right after
+        // a check that found every run of the slice in memory or read back.
         const asked = new Set(requested);
-        const out: Awaited<ReturnType<RunWriterService['merge']>> = [];
-        for (const slice of slices(byRun, MERGE_SLICE)) {
+        const out: MergeResult[] = [];
+        const runs = [...byRun];
+        for (let at = 0; at < runs.length; ) {
+          const slice = runs.slice(at, at + MERGE_CHECK);
           for (;;) {
             const pushedOut: string[] = [];
-            slice.forEach((list, k) => !asked.has(k) && unknown(k, list) && pushedOut.push(k));
+            for (const [k, list] of slice) if (!asked.has(k) && unknown(k, list)) pushedOut.push(k);
             if (pushedOut.length === 0) break;
             for (const k of pushedOut) asked.add(k);
-            for (const [k, run] of await this.loadStates(pushedOut)) looked.set(k, run);
+            for (const [k, run] of await this.loadStates(pushedOut, pacer)) looked.set(k, run);
           }
-          for (const m of this.merge(slice, looked, rejected)) out.push(m);
+          // The runs left unmerged when the pacer is due are checked again after the yield.
+          at += this.merge(slice, looked, rejected, out, pacer);
           if (pacer.due()) await pacer.yield();
         }
         return out;
@@ -184,21 +196,24 @@ export class RunWriterService implements OnApplicationBootstrap {
       }
     }
     const llm = await this.deriveLlm(merged, prices, llmTenants, pacer);
-    // A large document (a 25 MB inputs) is serialized here in slices; the row encoder below is synchronous.
+    // A large document (a 25 MB inputs) is serialized and encoded here in slices; the row encoder below is synchronous.
     for (const m of merged) {
+      if (pacer.due()) await pacer.yield();
       const f = m.run.fields;
-      for (const v of [f.inputs, f.outputs, f.extra, f.events, f.serialized]) await prepareJsonText(v, pacer);
+      for (const v of [f.inputs, f.outputs, f.extra, f.events, f.serialized]) await prepareJsonBytes(v, pacer);
     }
     // The batch's rows, encoded straight into the next insert's body (RowBinary): no row strings to
-    // keep alive until the insert is done. One write per slice; the batch is done when every slice has landed.
+    // keep alive until the insert is done. One write per slice of the pacer's length; the batch is done when
+    // every slice has landed.
     // Self-tracing on: the batch's write (its rows' share of the grouped inserts) is a span of its own.
     const written = inSpan('insert runs', { 'tracehouse.rows': merged.length }, async () => {
       const writes: Promise<void>[] = [];
-      for (let i = 0; i < merged.length; i += MERGE_SLICE) {
-        if (i > 0 && pacer.due()) await pacer.yield();
+      for (let i = 0; i < merged.length; ) {
+        if (pacer.due()) await pacer.yield();
         const attachmentLines: string[] = [];
         const landed = this.rows.write((w) => {
-          for (const m of merged.slice(i, i + MERGE_SLICE)) {
+          do {
+            const m = merged[i++];
             const mark = w.mark();
             try {
               const key = encodeRunRow(w, m.run, m.run.version, m.receivedAt, m.computed, llm.get(m.run) ?? null);
@@ -209,7 +224,7 @@ export class RunWriterService implements OnApplicationBootstrap {
               w.rewind(mark);
               for (const msg of m.events) rejected.push({ message: msg, reason: `serialize failed: ${(err as Error).message}` });
             }
-          }
+          } while (i < merged.length && !pacer.due());
         }, attachmentLines);
         landed.catch(() => undefined); // awaited below, with the others
         writes.push(landed);
@@ -325,62 +340,68 @@ export class RunWriterService implements OnApplicationBootstrap {
     return run;
   }
 
-  /** Folds the batch into the runs' current states (memory first: it is fresher than any lookup). */
+  /**
+   * Folds runs into their current states (memory first: it is fresher than any lookup), in order, appending to
+   * `out`, until every run is merged or the pacer is due (after one run at least). Returns how many runs it took.
+   */
   private merge(
-    byRun: Map<string, RunMessage[]>,
+    runs: readonly [string, RunMessage[]][],
     looked: Map<string, MergedRun>,
     rejected: Rejection<TopicPayload<'runs'>>[],
-  ): {
-    run: MergedRun;
-    /** The cached version this one was merged onto (null: a new run, or a state read back). */
-    base: MergedRun | null;
-    computed: ComputedRun;
-    oldKeys: string[];
-    receivedAt: string;
-    attachmentLines: string[];
-    events: RunMessage[];
-  }[] {
-    const out: ReturnType<RunWriterService['merge']> = [];
-    byRun.forEach((list, key) => {
-      const cached = this.cache.get(key);
-      const base = cached ?? looked.get(key);
-      const first = list[0].value;
-      const run: MergedRun = base ? cloneRun(base) : emptyRun(first.tenant_id, first.id);
-      let changed = !base;
-      const version = nextVersion();
-      const attachmentLines: string[] = [];
-      try {
-        for (const { value: event } of list) {
-          if (mergeEvent(run, event)) changed = true;
-          for (const a of event.attachments ?? []) {
-            run.attachments[a.name] = { mime_type: a.mime_type, size: Buffer.byteLength(a.data_base64, 'base64') };
-            attachmentLines.push(
-              JSON.stringify({ tenant_id: run.tenant_id, run_id: run.id, name: a.name, mime_type: a.mime_type, data: a.data_base64, version }),
-            );
-            changed = true;
-          }
+    out: MergeResult[],
+    pacer: EventLoopPacer,
+  ): number {
+    let taken = 0;
+    while (taken < runs.length) {
+      const [key, list] = runs[taken++];
+      const m = this.mergeRun(key, list, looked, rejected);
+      if (m) out.push(m);
+      if (pacer.due()) break;
+    }
+    return taken;
+  }
+
+  /** One run's events folded into its current state; null for a pure redelivery or a run that cannot be merged. */
+  private mergeRun(key: string, list: RunMessage[], looked: Map<string, MergedRun>, rejected: Rejection<TopicPayload<'runs'>>[]): MergeResult | null {
+    const cached = this.cache.get(key);
+    const base = cached ?? looked.get(key);
+    const first = list[0].value;
+    const run: MergedRun = base ? cloneRun(base) : emptyRun(first.tenant_id, first.id);
+    let changed = !base;
+    const version = nextVersion();
+    const attachmentLines: string[] = [];
+    try {
+      for (const { value: event } of list) {
+        if (mergeEvent(run, event)) changed = true;
+        for (const a of event.attachments ?? []) {
+          run.attachments[a.name] = { mime_type: a.mime_type, size: Buffer.byteLength(a.data_base64, 'base64') };
+          attachmentLines.push(
+            JSON.stringify({ tenant_id: run.tenant_id, run_id: run.id, name: a.name, mime_type: a.mime_type, data: a.data_base64, version }),
+          );
+          changed = true;
         }
-        if (!changed) return; // a pure redelivery: the stored row is already this run
-        const oldKeys = run.storedKeys;
-        const computed = computeRun(run, first.received_at);
-        run.storedKeys = [keyOf({ session_id: computed.session_id, start_time: computed.start_time })];
-        run.version = version;
-        this.cache.set(key, run);
-        this.newRuns?.note(key, run.id);
-        out.push({ run, base: cached ?? null, computed, oldKeys, receivedAt: first.received_at, attachmentLines, events: list });
-      } catch (err) {
-        // A run that cannot be merged is poison: dead-letter its events, keep the rest moving.
-        for (const msg of list) rejected.push({ message: msg, reason: `merge failed: ${(err as Error).message}` });
       }
-    });
-    return out;
+      if (!changed) return null; // a pure redelivery: the stored row is already this run
+      const oldKeys = run.storedKeys;
+      const computed = computeRun(run, first.received_at);
+      run.storedKeys = [keyOf({ session_id: computed.session_id, start_time: computed.start_time })];
+      run.version = version;
+      this.cache.set(key, run);
+      this.newRuns?.note(key, run.id);
+      return { run, base: cached ?? null, computed, oldKeys, receivedAt: first.received_at, attachmentLines, events: list };
+    } catch (err) {
+      // A run that cannot be merged is poison: dead-letter its events, keep the rest moving.
+      for (const msg of list) rejected.push({ message: msg, reason: `merge failed: ${(err as Error).message}` });
+      return null;
+    }
   }
 
   /** Current state of each run: from memory when this writer wrote it last, else from ClickHouse. */
-  private async loadStates(keys: string[]): Promise<Map<string, MergedRun>> {
+  private async loadStates(keys: string[], pacer: EventLoopPacer): Promise<Map<string, MergedRun>> {
     const out = new Map<string, MergedRun>();
     const missing = new Map<string, string[]>(); // tenant -> ids
     for (const key of keys) {
+      if (pacer.due()) await pacer.yield();
       const hit = this.cache.get(key);
       if (hit) out.set(key, hit);
       else {
@@ -392,6 +413,7 @@ export class RunWriterService implements OnApplicationBootstrap {
     }
     for (const [tenant, ids] of missing) {
       for (let i = 0; i < ids.length; i += LOOKUP_CHUNK) {
+        if (pacer.due()) await pacer.yield();
         const chunk = ids.slice(i, i + LOOKUP_CHUNK);
         // Phase 1, by primary key: under which sorting keys each run lives. New runs stop here.
         // No FINAL (a merge of every part on the read path): the newest version per sorting key is picked here.
@@ -423,6 +445,7 @@ export class RunWriterService implements OnApplicationBootstrap {
           { tenant, sessions, ids: [...liveKeys.keys()] },
         );
         for (const row of rows) {
+          if (pacer.due()) await pacer.yield();
           const keys = liveKeys.get(row.id);
           const run = mergedFromRow(row);
           if (!keys || !keys.includes(run.storedKeys[0])) continue;

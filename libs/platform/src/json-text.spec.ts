@@ -1,5 +1,5 @@
 import { CountingPacer, EventLoopPacer } from './pacer';
-import { isLargeJson, JSON_STRING_PIECE_CHARS, JSON_TEXT_SPLIT_NODES, jsonBytes, jsonStringParts, jsonTextOf, prepareJsonText, utf8Bytes } from './json-text';
+import { isLargeJson, JSON_STRING_PIECE_CHARS, JSON_TEXT_SPLIT_NODES, jsonBytes, jsonBytesOf, jsonStringParts, jsonTextOf, prepareJsonBytes, prepareJsonText, utf8Bytes } from './json-text';
 
 const big = (n: number): Record<string, unknown> =>
   Object.fromEntries(Array.from({ length: n }, (_, i) => [`k${i}"\n`, i % 3 === 0 ? { a: [i, null, 'é€😀', { b: true }] } : i % 3 === 1 ? [i, -0, 1e21, 'x\u2028'] : `v${i}`]));
@@ -29,6 +29,33 @@ describe('prepareJsonText', () => {
     await prepareJsonText(null, new EventLoopPacer());
     expect(jsonTextOf(small)).toBeUndefined();
     expect(jsonTextOf('text')).toBeUndefined();
+  });
+});
+
+describe('prepareJsonBytes', () => {
+  it('makes the UTF-8 of exactly what JSON.stringify makes for large values, in slices', async () => {
+    const values: unknown[] = [
+      big(JSON_TEXT_SPLIT_NODES),
+      [big(JSON_TEXT_SPLIT_NODES / 2), big(10), [], {}, 'tail'],
+      Object.assign(big(JSON_TEXT_SPLIT_NODES), { u: undefined, f: () => 1, arr: [undefined, () => 1, Symbol('s')], lone: '\ud83d' }),
+      { date: new Date(0), nested: big(JSON_TEXT_SPLIT_NODES) },
+    ];
+    const pacer = new CountingPacer(0);
+    for (const v of values) {
+      await prepareJsonBytes(v, pacer);
+      expect(jsonBytesOf(v)?.equals(Buffer.from(JSON.stringify(v), 'utf8'))).toBe(true);
+    }
+    expect(pacer.yields).toBeGreaterThan(100);
+  });
+
+  it('leaves small values and non-objects to the writer', async () => {
+    const small = { a: 1, b: [1, 2, 3], c: { d: 'e' } };
+    await prepareJsonBytes(small, new EventLoopPacer());
+    await prepareJsonBytes('text', new EventLoopPacer());
+    await prepareJsonBytes(null, new EventLoopPacer());
+    expect(jsonBytesOf(small)).toBeUndefined();
+    expect(jsonBytesOf('text')).toBeUndefined();
+    expect(jsonBytesOf(null)).toBeUndefined();
   });
 });
 
