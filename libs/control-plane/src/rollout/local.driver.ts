@@ -296,6 +296,7 @@ export class LocalDriver implements RolloutDriver {
       const stale = removeStaleRunDirs();
       if (stale.length > 0) this.logger.log(`removed ${stale.length} socket folder(s) of stopped control planes`);
       this.runDir = createRunDir();
+      process.once('exit', this.removeRunDir);
     }
     const dir = join(this.runDir, randomBytes(6).toString('hex'));
     mkdirSync(dir, { mode: 0o711 });
@@ -621,9 +622,15 @@ export class LocalDriver implements RolloutDriver {
     await Promise.all([...this.servers.keys()].map((pid) => this.stop(pid, this.opts.stopGraceMs)));
     await Promise.all([...this.proxies.values()].map((p) => p.close()));
     this.proxies.clear();
+    this.removeRunDir();
+    process.removeListener('exit', this.removeRunDir);
+  }
+
+  /** Also run at the process's exit: a shutdown that fails or exits early leaves no folder behind (a kill -9 does; the next start removes it). */
+  private readonly removeRunDir = (): void => {
     if (this.runDir) rmSync(this.runDir, { recursive: true, force: true });
     this.runDir = null;
-  }
+  };
 }
 
 /** The status of GET /ok at a server, 0 when it does not answer (yet). */
