@@ -73,13 +73,18 @@ describe('the bus carries the trace context and request id in message headers', 
     await tracing.shutdown();
   });
 
+  /** Two messages through `bus`: their publish and process spans, and the headers the consumer saw. */
+  const tracedRoundTrip = async (bus: InProcessBus): Promise<void> => {
+    const seen: Seen[] = [];
+    const request = await roundTrip(bus, ['a', 'b'], seen, 'g');
+    await until(() => seen.flatMap((s) => s.headers).length === 2 && exporter.getFinishedSpans().some((s) => s.name === 'process runs'));
+    check(exporter.getFinishedSpans(), request, seen);
+  };
+
   it('in process: publish and process spans, headers merged with the publisher\'s own', async () => {
     const bus = new InProcessBus();
-    const seen: Seen[] = [];
     try {
-      const request = await roundTrip(bus, ['a', 'b'], seen, 'g');
-      await until(() => seen.flatMap((s) => s.headers).length === 2 && exporter.getFinishedSpans().some((s) => s.name === 'process runs'));
-      check(exporter.getFinishedSpans(), request, seen);
+      await tracedRoundTrip(bus);
     } finally {
       await bus.close();
     }
@@ -88,11 +93,8 @@ describe('the bus carries the trace context and request id in message headers', 
   it('in process with the write-ahead log (INGEST_ACK=logged): the headers go through the log', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'th-bus-tracing-'));
     const bus = new InProcessBus({ log: { dir, topics: [TOPICS.runs] } });
-    const seen: Seen[] = [];
     try {
-      const request = await roundTrip(bus, ['a', 'b'], seen, 'g');
-      await until(() => seen.flatMap((s) => s.headers).length === 2 && exporter.getFinishedSpans().some((s) => s.name === 'process runs'));
-      check(exporter.getFinishedSpans(), request, seen);
+      await tracedRoundTrip(bus);
     } finally {
       await bus.close();
       rmSync(dir, { recursive: true, force: true });

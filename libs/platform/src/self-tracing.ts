@@ -226,23 +226,21 @@ export type MessageHeaders = Record<string, string>;
  * (trace context and request id) and merges them into its own. Off: `send(undefined)`.
  */
 export async function tracedPublish<T>(topic: string, count: number, send: (headers: MessageHeaders | undefined) => Promise<T>): Promise<T> {
-  const t = tracer;
-  if (t === null) return send(undefined);
-  return t.startActiveSpan(`publish ${topic}`, { kind: SpanKind.PRODUCER, attributes: { 'messaging.system': 'kafka', 'messaging.destination.name': topic, 'messaging.batch.message_count': count } }, async (span) => {
-    const headers: MessageHeaders = {};
-    const active = context.active();
-    propagation.inject(active, headers);
-    const requestId = active.getValue(REQUEST_ID) as string | undefined;
-    if (requestId !== undefined) headers[REQUEST_ID_HEADER] = requestId;
-    try {
-      return await send(headers);
-    } catch (err) {
-      failed(span, err);
-      throw err;
-    } finally {
-      span.end();
-    }
-  });
+  if (tracer === null) return send(undefined);
+  const attributes = { 'messaging.system': 'kafka', 'messaging.destination.name': topic, 'messaging.batch.message_count': count };
+  return inSpan(
+    `publish ${topic}`,
+    attributes,
+    () => {
+      const headers: MessageHeaders = {};
+      const active = context.active();
+      propagation.inject(active, headers);
+      const requestId = active.getValue(REQUEST_ID) as string | undefined;
+      if (requestId !== undefined) headers[REQUEST_ID_HEADER] = requestId;
+      return send(headers);
+    },
+    SpanKind.PRODUCER,
+  );
 }
 
 /**
